@@ -1,0 +1,1 @@
+"""slime assistant core: every rule and model, usable without the UI."""

@@ -1,0 +1,52 @@
+"""Command-line entry: `slime-assistant <command>` (also `python -m core <command>`).
+
+Each feature module owns its sub-command through a `register(subparsers)` function that adds a parser
+and sets `func` to a handler returning the exit code. Nothing here ever runs a drafted command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Modules that contribute a sub-command, in the order shown by --help.
+COMMAND_MODULES = (
+    "core.args_cli",
+    "core.data_cli",
+    "core.monitor_cli",
+    "core.draft_cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="slime-assistant",
+        description="Checks and drafts for slime RL training runs. Nothing is ever executed.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue  # that feature is not installed in this build
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

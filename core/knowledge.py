@@ -1,0 +1,80 @@
+"""Knowledge cards: markdown files under knowledge/cards with YAML front matter, parsed into typed cards."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field, field_validator
+
+KNOWLEDGE_DIR = Path(__file__).resolve().parent.parent / "knowledge"
+CARDS_DIR = KNOWLEDGE_DIR / "cards"
+
+# path@commit-or-tag (optionally :line after the path), or an http(s) URL.
+SOURCE_RE = re.compile(r"^(https?://\S+|[A-Za-z0-9_.\-/]+(?::\d+(?:-\d+)?)?@[A-Za-z0-9_.\-]+)$")
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n?(.*)\Z", re.S)
+
+
+class Card(BaseModel):
+    id: str
+    title: str = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(min_length=1)
+    applies_to: str = Field(min_length=1)
+    body: str = Field(min_length=1)
+
+    @field_validator("sources")
+    @classmethod
+    def _sources_ok(cls, v: list[str]) -> list[str]:
+        bad = [s for s in v if not SOURCE_RE.match(str(s))]
+        if bad:
+            raise ValueError(f"sources must be path@commit or URLs; not: {bad}")
+        return v
+
+
+class CardError(ValueError):
+    pass
+
+
+def parse_card(card_id: str, text: str) -> Card:
+    """Split front matter from body and validate both."""
+    m = _FRONT.match(text.replace("\r\n", "\n"))
+    if not m:
+        raise CardError(f"{card_id}: no YAML front matter between '---' lines")
+    try:
+        meta = yaml.safe_load(m.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise CardError(f"{card_id}: front matter is not valid YAML: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise CardError(f"{card_id}: front matter must be a mapping")
+    meta["applies_to"] = str(meta.get("applies_to", ""))
+    return Card(id=card_id, body=m.group(2).strip(), **meta)
+
+
+@lru_cache(maxsize=4)
+def load_cards(directory: Path = CARDS_DIR) -> tuple[Card, ...]:
+    """Every card in the directory, sorted by title."""
+    cards = [parse_card(p.stem, p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.md"))]
+    return tuple(sorted(cards, key=lambda c: c.title.lower()))
+
+
+def get_card(card_id: str) -> Card | None:
+    return next((c for c in load_cards() if c.id == card_id), None)
+
+
+def search_cards(query: str, cards: tuple[Card, ...] | None = None) -> list[Card]:
+    """Cards whose title, summary, tags or body contain every word of the query; title hits first."""
+    cards = load_cards() if cards is None else cards
+    words = [w for w in query.lower().split() if w]
+    if not words:
+        return list(cards)
+    scored = []
+    for c in cards:
+        head = f"{c.title} {c.summary} {' '.join(c.tags)}".lower()
+        text = f"{head} {c.body.lower()}"
+        if all(w in text for w in words):
+            scored.append((-sum(w in head for w in words), c.title.lower(), c))
+    return [c for *_, c in sorted(scored, key=lambda t: (t[0], t[1]))]

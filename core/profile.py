@@ -1,0 +1,103 @@
+"""The user's saved answers (a profile) and the rules that validate them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+ACCEPTED_DATA_SUFFIXES = (".jsonl", ".parquet")
+DATA_SUFFIX_SOURCE = "slime/utils/data.py@624b824a"
+MAX_GPUS = 100_000
+PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
+
+
+class Profile(BaseModel):
+    """What we remember about one project: model, data file and GPUs."""
+
+    name: str = "default"
+    model: str = Field(min_length=1, max_length=200)
+    data_path: str = Field(min_length=1, max_length=4096)
+    gpus_total: int = Field(ge=1, le=MAX_GPUS)
+    gpus_per_node: int | None = Field(default=None, ge=1, le=1024)
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        if not PROFILE_NAME_RE.match(v):
+            raise ValueError("use 1-64 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit")
+        return v
+
+    @field_validator("model")
+    @classmethod
+    def _model_ok(cls, v: str) -> str:
+        v = v.strip()
+        if not v or any(c in v for c in "\n\r\t\0"):
+            raise ValueError("the model name must be a single line of text")
+        return v
+
+    @field_validator("data_path")
+    @classmethod
+    def _path_ok(cls, v: str) -> str:
+        return check_data_path(v)
+
+    @model_validator(mode="after")
+    def _gpus_ok(self) -> Profile:
+        if self.gpus_per_node is not None:
+            if self.gpus_per_node > self.gpus_total:
+                raise ValueError(
+                    f"GPUs per node ({self.gpus_per_node}) cannot exceed the total ({self.gpus_total})")
+            if self.gpus_total % self.gpus_per_node:
+                raise ValueError(
+                    f"{self.gpus_total} GPUs do not split into whole nodes of {self.gpus_per_node}")
+        return self
+
+    @property
+    def nodes(self) -> int:
+        per = self.gpus_per_node or self.gpus_total
+        return self.gpus_total // per
+
+    @property
+    def per_node(self) -> int:
+        return self.gpus_per_node or self.gpus_total
+
+
+def split_row_slice(path: str) -> tuple[str, str | None]:
+    """slime accepts `path@[start:end]` to read a slice of rows; return (path, slice-or-None)."""
+    m = re.match(r"^(.*)@\[(-?\d*):(-?\d*)\]$", path)
+    if m:
+        return m.group(1), f"[{m.group(2)}:{m.group(3)}]"
+    return path, None
+
+
+def check_data_path(v: str) -> str:
+    """A data path is one line, not a URL, and ends in .jsonl or .parquet (the two formats slime reads)."""
+    v = v.strip()
+    if not v:
+        raise ValueError("the data path is empty")
+    if any(c in v for c in "\n\r\0"):
+        raise ValueError("the data path must be a single line without NUL bytes")
+    if re.match(r"^[a-z][a-z0-9+.-]*://", v, re.I):
+        raise ValueError("give a file path on the training machine, not a URL")
+    base, _ = split_row_slice(v)
+    suffix = PurePosixPath(base).suffix.lower()
+    if suffix not in ACCEPTED_DATA_SUFFIXES:
+        shown = suffix or "no extension"
+        raise ValueError(
+            f"slime reads only .jsonl or .parquet prompt data ({DATA_SUFFIX_SOURCE}); this path has {shown}")
+    return v
+
+
+class WorkflowRecord(BaseModel):
+    """What one workflow produced for one profile: status, when, what is done and not, and the output."""
+
+    workflow: str
+    status: str = Field(pattern="^(started|done)$")
+    updated_at: float
+    done_items: list[str] = Field(default_factory=list)
+    todo_items: list[str] = Field(default_factory=list)
+    summary: str = ""
+    output_name: str | None = None
+    output: str | None = None
+    output_mime: str = "text/plain"

@@ -1,0 +1,194 @@
+"""Persistent memory (diskcache): profiles and the record of handled work, with a versioned schema.
+
+Every write is a read-modify-write inside one diskcache transaction on one key per profile (or per
+profile and workflow), so two browser sessions saving at once both keep their answers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import diskcache
+from pydantic import BaseModel, ValidationError
+
+from core.profile import Profile, WorkflowRecord
+
+SCHEMA_VERSION = 1
+ENV_HOME = "SLIME_ASSISTANT_HOME"
+_ACTIVE = "active_profile"
+
+
+def default_store_dir() -> Path:
+    """$SLIME_ASSISTANT_HOME, else $XDG_CACHE_HOME/slime-assistant, else ~/.cache/slime-assistant."""
+    if os.environ.get(ENV_HOME):
+        return Path(os.environ[ENV_HOME]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "slime-assistant"
+
+
+class StoreNotice(BaseModel):
+    """Something the user should be told about the store (e.g. it was unreadable and set aside)."""
+
+    level: str
+    message: str
+
+
+class Store:
+    """The app's memory. Values are stored as JSON-ready dicts in a versioned envelope."""
+
+    def __init__(self, directory: str | Path | None = None) -> None:
+        self.directory = Path(directory) if directory else default_store_dir()
+        self.notices: list[StoreNotice] = []
+        self._cache = self._open()
+
+    # -- opening, and recovering from a damaged store -------------------------------------------
+    def _open(self) -> diskcache.Cache:
+        try:
+            cache = diskcache.Cache(str(self.directory))
+            cache.get("__probe__")  # forces a read of the database
+            return cache
+        except (sqlite3.DatabaseError, OSError, ValueError) as exc:
+            return self._recover(exc)
+
+    def _recover(self, exc: Exception) -> diskcache.Cache:
+        aside = self.directory.with_name(f"{self.directory.name}.unreadable-{int(time.time())}")
+        try:
+            if self.directory.exists():
+                shutil.move(str(self.directory), str(aside))
+            cache = diskcache.Cache(str(self.directory))
+            self.notices.append(StoreNotice(
+                level="warning",
+                message=(f"The saved answers at {self.directory} could not be read ({type(exc).__name__}: "
+                         f"{exc}). A fresh store was started; the old one is kept at {aside}."),
+            ))
+            return cache
+        except OSError as exc2:
+            # Directory not writable: fall back to a temporary store for this process only.
+            import tempfile
+
+            tmp = tempfile.mkdtemp(prefix="slime-assistant-")
+            self.notices.append(StoreNotice(
+                level="error",
+                message=(f"The store at {self.directory} cannot be used ({exc2}). Answers are kept in a "
+                         f"temporary store ({tmp}) until the server stops; set {ENV_HOME} to a writable "
+                         "directory to keep them."),
+            ))
+            return diskcache.Cache(tmp)
+
+    def close(self) -> None:
+        self._cache.close()
+
+    # -- envelope ---------------------------------------------------------------------------------
+    @staticmethod
+    def _wrap(model: BaseModel) -> dict[str, Any]:
+        return {"schema": SCHEMA_VERSION, "data": model.model_dump(mode="json")}
+
+    def _unwrap(self, key: str, raw: Any, model: type[BaseModel]) -> BaseModel | None:
+        if raw is None:
+            return None
+        try:
+            if not isinstance(raw, dict) or "schema" not in raw:
+                raise ValueError("not a versioned record")
+            data = migrate(raw["schema"], raw["data"], model.__name__)
+            return model.model_validate(data)
+        except (ValidationError, ValueError, KeyError, TypeError) as exc:
+            aside_key = f"unreadable:{key}:{int(time.time())}"
+            self._cache.set(aside_key, raw)
+            self._cache.delete(key)
+            self.notices.append(StoreNotice(
+                level="warning",
+                message=f"A saved record ({key}) could not be read ({exc}); it was kept aside as {aside_key}.",
+            ))
+            return None
+
+    # -- profiles ---------------------------------------------------------------------------------
+    def list_profiles(self) -> list[str]:
+        return sorted(k.split(":", 1)[1] for k in self._cache.iterkeys() if isinstance(k, str)
+                      and k.startswith("profile:"))
+
+    def get_profile(self, name: str) -> Profile | None:
+        key = f"profile:{name}"
+        return self._unwrap(key, self._cache.get(key), Profile)  # type: ignore[return-value]
+
+    def save_profile(self, profile: Profile) -> Profile:
+        """Save a whole profile (first-time onboarding)."""
+        with self._cache.transact():
+            self._cache.set(f"profile:{profile.name}", self._wrap(profile))
+            if self._cache.get(_ACTIVE) is None:
+                self._cache.set(_ACTIVE, profile.name)
+        return profile
+
+    def update_profile(self, name: str, **changes: Any) -> Profile:
+        """Change only the given fields, re-reading the stored profile inside the transaction."""
+        with self._cache.transact():
+            current = self.get_profile(name)
+            if current is None:
+                raise KeyError(f"no profile named {name!r}")
+            updated = Profile.model_validate({**current.model_dump(), **changes, "name": name})
+            self._cache.set(f"profile:{name}", self._wrap(updated))
+        return updated
+
+    def delete_profile(self, name: str) -> None:
+        with self._cache.transact():
+            self._cache.delete(f"profile:{name}")
+            for key in list(self._cache.iterkeys()):
+                if isinstance(key, str) and key.startswith(f"record:{name}:"):
+                    self._cache.delete(key)
+            if self._cache.get(_ACTIVE) == name:
+                rest = self.list_profiles()
+                self._cache.set(_ACTIVE, rest[0] if rest else None)
+
+    def active_profile_name(self) -> str | None:
+        name = self._cache.get(_ACTIVE)
+        if name and self._cache.get(f"profile:{name}") is not None:
+            return name
+        names = self.list_profiles()
+        return names[0] if names else None
+
+    def set_active(self, name: str) -> None:
+        if self._cache.get(f"profile:{name}") is None:
+            raise KeyError(f"no profile named {name!r}")
+        self._cache.set(_ACTIVE, name)
+
+    def active_profile(self) -> Profile | None:
+        name = self.active_profile_name()
+        return self.get_profile(name) if name else None
+
+    # -- record of handled work -------------------------------------------------------------------
+    def record(self, profile: str, record: WorkflowRecord) -> WorkflowRecord:
+        with self._cache.transact():
+            self._cache.set(f"record:{profile}:{record.workflow}", self._wrap(record))
+        return record
+
+    def get_record(self, profile: str, workflow: str) -> WorkflowRecord | None:
+        key = f"record:{profile}:{workflow}"
+        return self._unwrap(key, self._cache.get(key), WorkflowRecord)  # type: ignore[return-value]
+
+    def records(self, profile: str) -> dict[str, WorkflowRecord]:
+        out: dict[str, WorkflowRecord] = {}
+        prefix = f"record:{profile}:"
+        for key in list(self._cache.iterkeys()):
+            if isinstance(key, str) and key.startswith(prefix):
+                rec = self.get_record(profile, key[len(prefix):])
+                if rec is not None:
+                    out[rec.workflow] = rec
+        return out
+
+    # -- small key/value for other modules (e.g. monitor cache) ----------------------------------
+    @property
+    def cache(self) -> diskcache.Cache:
+        return self._cache
+
+
+def migrate(schema: int, data: dict[str, Any], kind: str) -> dict[str, Any]:
+    """Bring a stored record written by an older release up to SCHEMA_VERSION."""
+    if not isinstance(schema, int) or schema < 1:
+        raise ValueError(f"unknown schema version {schema!r}")
+    if schema > SCHEMA_VERSION:
+        raise ValueError(f"written by a newer release (schema {schema}, this one reads up to {SCHEMA_VERSION})")
+    return data

@@ -1,0 +1,6 @@
+"""Placeholder: this workflow's page is being built."""
+
+import streamlit as st
+
+st.title("check_data")
+st.info("This workflow is not built yet.")

@@ -1,0 +1,38 @@
+"""Entry point: declares every page, draws the shared frame, runs the chosen page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.pins import SLIME_DATE, SLIME_SHORT
+from core.workflows import WORKFLOWS
+from ui.common import active_profile, plain, show_store_notices
+
+st.set_page_config(page_title="slime assistant", page_icon=":material/science:", layout="wide")
+
+_workflow_pages = {wf.id: st.Page(wf.page, title=wf.title, icon=wf.icon) for wf in WORKFLOWS}
+
+pages = {
+    "Start": [
+        st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+        st.Page("pages/profile.py", title="Profile", icon=":material/person:"),
+        st.Page("pages/progress.py", title="What's done", icon=":material/checklist:"),
+    ],
+    "Set up a run": [_workflow_pages[k] for k in ("grpo", "async", "multi_turn", "model_checkpoint",
+                                                   "alternatives")],
+    "Check before launch": [_workflow_pages[k] for k in ("check_args", "check_data")],
+    "During training": [_workflow_pages["monitor"]],
+    "Learn": [st.Page("pages/knowledge.py", title="Knowledge cards", icon=":material/menu_book:")],
+}
+
+page = st.navigation(pages)
+
+with st.sidebar:
+    profile = active_profile()
+    if profile:
+        st.caption(f"Profile: **{plain(profile.name)}** · {plain(profile.model)} · {profile.gpus_total} GPU(s)")
+    st.caption(f"Facts pinned to slime {SLIME_SHORT} ({SLIME_DATE}). Nothing here runs a command: "
+               "every command is a draft for you to review.")
+
+show_store_notices()
+page.run()

@@ -1,0 +1,118 @@
+import multiprocessing as mp
+import threading
+
+import pytest
+
+from core.profile import Profile, WorkflowRecord
+from core.store import SCHEMA_VERSION, Store, migrate
+
+
+def _profile(**kw):
+    base = dict(name="default", model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8)
+    return Profile(**{**base, **kw})
+
+
+def test_profile_round_trip_and_survives_reopen(store_dir):
+    s = Store(store_dir)
+    s.save_profile(_profile())
+    s.close()
+    again = Store(store_dir)
+    p = again.active_profile()
+    assert p is not None and p.model == "Qwen3-4B" and p.gpus_total == 8
+    assert again.notices == []
+
+
+def test_stored_records_carry_the_schema_version(store_dir):
+    s = Store(store_dir)
+    s.save_profile(_profile())
+    raw = s.cache.get("profile:default")
+    assert raw["schema"] == SCHEMA_VERSION and raw["data"]["model"] == "Qwen3-4B"
+
+
+def test_update_changes_only_given_fields(store_dir):
+    s = Store(store_dir)
+    s.save_profile(_profile())
+    s.update_profile("default", data_path="/other/x.parquet")
+    p = s.get_profile("default")
+    assert p.data_path == "/other/x.parquet" and p.model == "Qwen3-4B"
+
+
+def test_two_writers_at_once_keep_both_answers(store_dir):
+    Store(store_dir).save_profile(_profile())
+    a, b = Store(store_dir), Store(store_dir)
+    barrier = threading.Barrier(2)
+
+    def write(store, **change):
+        barrier.wait()
+        for _ in range(20):
+            store.update_profile("default", **change)
+
+    t1 = threading.Thread(target=write, args=(a,), kwargs={"model": "Qwen3-8B"})
+    t2 = threading.Thread(target=write, args=(b,), kwargs={"gpus_total": 16})
+    t1.start(); t2.start(); t1.join(); t2.join()  # noqa: E702
+    p = Store(store_dir).get_profile("default")
+    assert (p.model, p.gpus_total) == ("Qwen3-8B", 16)
+
+
+def _proc_write(path, change):
+    Store(path).update_profile("default", **change)
+
+
+def test_two_processes_keep_both_answers(store_dir):
+    Store(store_dir).save_profile(_profile())
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_proc_write, args=(str(store_dir), c))
+             for c in ({"model": "GLM4-9B"}, {"data_path": "/d/new.jsonl"})]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    p = Store(store_dir).get_profile("default")
+    assert (p.model, p.data_path) == ("GLM4-9B", "/d/new.jsonl")
+
+
+def test_corrupted_store_is_set_aside_not_lost(store_dir):
+    s = Store(store_dir)
+    s.save_profile(_profile())
+    s.close()
+    (store_dir / "cache.db").write_bytes(b"this is not a sqlite database" * 100)
+    fresh = Store(store_dir)
+    assert fresh.active_profile() is None
+    assert len(fresh.notices) == 1 and "kept at" in fresh.notices[0].message
+    kept = list(store_dir.parent.glob("store.unreadable-*"))
+    assert len(kept) == 1 and (kept[0] / "cache.db").read_bytes().startswith(b"this is not")
+
+
+def test_unreadable_record_is_kept_aside_with_a_notice(store_dir):
+    s = Store(store_dir)
+    s.cache.set("profile:broken", {"schema": 1, "data": {"model": ""}})
+    assert s.get_profile("broken") is None
+    assert any("kept aside" in n.message for n in s.notices)
+    assert any(str(k).startswith("unreadable:profile:broken") for k in s.cache.iterkeys())
+
+
+def test_newer_schema_is_refused_clearly():
+    with pytest.raises(ValueError, match="newer release"):
+        migrate(SCHEMA_VERSION + 1, {}, "Profile")
+
+
+def test_records_and_profiles_are_separate_per_profile(store_dir):
+    s = Store(store_dir)
+    s.save_profile(_profile())
+    s.save_profile(_profile(name="other"))
+    s.record("default", WorkflowRecord(workflow="grpo", status="done", updated_at=1.0, output="x"))
+    assert set(s.records("default")) == {"grpo"} and s.records("other") == {}
+    s.delete_profile("default")
+    assert s.list_profiles() == ["other"] and s.active_profile_name() == "other"
+    assert s.records("default") == {}
+
+
+def test_unwritable_directory_falls_back_with_error_notice(tmp_path, monkeypatch):
+    target = tmp_path / "file-not-dir"
+    target.write_text("x")
+    s = Store(target / "sub")
+    assert s.notices and s.notices[0].level == "error"
+    s.save_profile(_profile())
+    assert s.active_profile() is not None
+

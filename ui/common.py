@@ -1,0 +1,101 @@
+"""Shared Streamlit pieces: the store singleton, the active profile, findings and records."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+import streamlit as st
+
+from core.findings import Finding, Severity, count_by_severity
+from core.knowledge import get_card
+from core.profile import Profile, WorkflowRecord
+from core.store import Store
+
+
+@st.cache_resource
+def get_store() -> Store:
+    """One diskcache-backed store per server process (diskcache is thread- and process-safe)."""
+    return Store()
+
+
+def show_store_notices() -> None:
+    store = get_store()
+    for notice in store.notices:
+        (st.error if notice.level == "error" else st.warning)(notice.message, icon=":material/warning:")
+
+
+def active_profile() -> Profile | None:
+    return get_store().active_profile()
+
+
+def require_profile() -> Profile:
+    """The saved profile, or stop the page with a pointer to the first-visit questions."""
+    profile = active_profile()
+    if profile is None:
+        st.info("Tell us your model, data file and GPUs first: it takes ten seconds, and every page "
+                "uses the answers.")
+        st.page_link("pages/home.py", label="Answer the three questions", icon=":material/arrow_forward:")
+        st.stop()
+    return profile
+
+
+def profile_caption(profile: Profile) -> None:
+    nodes = f" over {profile.nodes} nodes of {profile.per_node}" if profile.nodes > 1 else ""
+    st.caption(f"Profile **{plain(profile.name)}**: model {plain(profile.model)}, data "
+               f"{plain(profile.data_path)}, {profile.gpus_total} GPU(s){nodes}. Change these on the Profile page.")
+
+
+def save_record(profile: Profile, workflow: str, status: str, *, done: Iterable[str] = (),
+                todo: Iterable[str] = (), summary: str = "", output_name: str | None = None,
+                output: str | None = None, output_mime: str = "text/plain") -> WorkflowRecord:
+    """Record what a workflow produced, for the progress page."""
+    rec = WorkflowRecord(workflow=workflow, status=status, updated_at=time.time(), done_items=list(done),
+                         todo_items=list(todo), summary=summary, output_name=output_name, output=output,
+                         output_mime=output_mime)
+    return get_store().record(profile.name, rec)
+
+
+_SEVERITY_UI = {
+    Severity.ERROR: (st.error, ":material/error:"),
+    Severity.WARNING: (st.warning, ":material/warning:"),
+    Severity.INFO: (st.info, ":material/info:"),
+}
+
+
+def show_findings(findings: list[Finding], *, key_prefix: str, empty_message: str = "No findings.") -> None:
+    """Findings grouped by severity; user-derived text is shown as plain text, never as HTML."""
+    if not findings:
+        st.success(empty_message, icon=":material/check_circle:")
+        return
+    counts = count_by_severity(findings)
+    st.write(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s)")
+    for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        group = [f for f in findings if f.severity == sev]
+        if not group:
+            continue
+        box, icon = _SEVERITY_UI[sev]
+        with st.expander(f"{sev.value.capitalize()}s ({len(group)})", expanded=sev != Severity.INFO):
+            for f in group:
+                where = f"line {f.line} · " if f.line is not None else ""
+                flag = f" · {f.flag}" if f.flag else ""
+                lines = [f"{f.code} · {where}{f.message}{flag}"]
+                if f.fix:
+                    lines.append(f"Fix: {f.fix}")
+                if f.source:
+                    lines.append(f"Source: {f.source}")
+                card = get_card(f.card) if f.card else None
+                if card:
+                    lines.append(f"Read more: knowledge card '{card.title}'")
+                box(plain("\n\n".join(lines)), icon=icon)
+
+
+def plain(text: str) -> str:
+    """Escape markdown so that text from users, uploads or logs shows literally."""
+    out = []
+    for ch in str(text):
+        if ch in "\\`*_{}[]()<>#+-.!|~$:":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
