@@ -25,3 +25,20 @@ def app_env(store_dir, monkeypatch):
     st.cache_data.clear()
     yield store_dir
     st.cache_resource.clear()
+
+
+APP_TIMEOUT = 60
+
+
+@pytest.fixture
+def make_app(app_env):
+    """Factory for an AppTest of the whole app, optionally opened on one page ('pages/x.py')."""
+    from streamlit.testing.v1 import AppTest
+
+    def _make(page: str | None = None) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=APP_TIMEOUT)
+        if page:
+            at.switch_page(str(ROOT / page))
+        return at
+
+    return _make

@@ -1,0 +1,68 @@
+"""AppTest: first visit, profile editing, progress page and knowledge section."""
+
+from core.profile import Profile, WorkflowRecord
+from core.store import Store
+
+
+def test_first_visit_asks_three_questions_and_saves(app_env, make_app):
+    at = make_app().run()
+    assert not at.exception
+    assert at.text_input(key="onb_model").value == ""
+    at.text_input(key="onb_model").input("Qwen3-4B")
+    at.text_input(key="onb_data").input("/data/my set.jsonl")
+    at.text_input(key="onb_gpus").input("8")
+    at.button[0].click().run()
+    assert not at.exception
+    saved = Store(app_env).active_profile()
+    assert saved is not None and saved.model == "Qwen3-4B" and saved.data_path == "/data/my set.jsonl"
+    assert any("Saved" in s.value for s in at.success)
+    assert any("qwen3-4B.sh" in i.value.replace("\\", "") for i in at.info)  # model script match shown
+
+
+def test_first_visit_rejects_bad_answers_specifically(app_env, make_app):
+    at = make_app().run()
+    at.text_input(key="onb_model").input("Qwen3-4B")
+    at.text_input(key="onb_data").input("/data/train.csv")
+    at.text_input(key="onb_gpus").input("-3")
+    at.button[0].click().run()
+    errors = " ".join(e.value for e in at.error)
+    assert "not a whole number" in errors
+    assert Store(app_env).active_profile() is None
+
+
+def test_saved_answers_are_not_asked_again(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="GLM4-9B", data_path="/d/x.jsonl", gpus_total=4))
+    at = make_app().run()
+    assert not at.exception
+    assert not [t for t in at.text_input if t.key == "onb_model"]
+    assert "GLM4\\-9B" in " ".join(m.value for m in at.markdown)
+
+
+def test_profile_page_edits_one_field_and_keeps_the_rest(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8))
+    at = make_app("pages/profile.py").run()
+    assert not at.exception
+    assert at.text_input(key="prof_model").value == "Qwen3-4B"
+    at.text_input(key="prof_gpus").input("16")
+    at.text_input(key="prof_per_node").input("8")
+    at.button[0].click().run()
+    p = Store(app_env).active_profile()
+    assert (p.model, p.gpus_total, p.gpus_per_node, p.nodes) == ("Qwen3-4B", 16, 8, 2)
+
+
+def test_progress_page_lists_every_workflow_with_status(app_env, make_app):
+    s = Store(app_env)
+    s.save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8))
+    s.record("default", WorkflowRecord(workflow="grpo", status="done", updated_at=1.7e9,
+                                       output="#!/bin/bash\necho draft", output_name="run.sh"))
+    at = make_app("pages/progress.py").run()
+    assert not at.exception
+    labels = [e.label for e in at.expander]
+    assert "GRPO setup: done" in labels and "Monitor training: not started" in labels
+    assert any("echo draft" in c.value for c in at.code)
+
+
+def test_pages_ask_for_profile_first(app_env, make_app):
+    at = make_app("pages/progress.py").run()
+    assert not at.exception
+    assert any("three" in i.value or "first" in i.value for i in at.info)
