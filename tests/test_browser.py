@@ -1,0 +1,136 @@
+"""Real browser: Playwright drives Debian's chromium against `streamlit run` on a free localhost port.
+
+Skips where /usr/bin/chromium is missing, unless SLIME_ASSISTANT_REQUIRE_BROWSER=1 (CI sets it), when a
+missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("SLIME_ASSISTANT_CHROMIUM", "/usr/bin/chromium")
+REQUIRED = os.environ.get("SLIME_ASSISTANT_REQUIRE_BROWSER") == "1"
+ARTIFACTS = ROOT / "test-artifacts"
+
+pytestmark = pytest.mark.browser
+
+
+def _need_browser():
+    missing = []
+    if not Path(CHROMIUM).exists():
+        missing.append(f"no browser at {CHROMIUM}")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("playwright is not installed")
+    if missing:
+        if REQUIRED:
+            pytest.fail("browser test required but " + "; ".join(missing))
+        pytest.skip("; ".join(missing))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_server(port: int, home: Path, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "SLIME_ASSISTANT_HOME": str(home)}
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
+           "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited early:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError(f"streamlit did not become healthy:\n{log.read_text()}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
+@pytest.fixture
+def browser():
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage"],
+        )
+        yield b
+        b.close()
+
+
+def test_onboarding_page_switch_and_memory_across_reload_and_restart(browser, tmp_path):
+    from playwright.sync_api import expect
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    home = tmp_path / "home"
+    port = _free_port()
+    proc = _start_server(port, home, tmp_path / "server1.log")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        url = f"http://127.0.0.1:{port}/"
+        page.goto(url)
+        # First visit: the three questions.
+        page.get_by_role("textbox", name="Model name", exact=True).fill("Qwen3-4B")
+        page.get_by_role("textbox", name="JSONL data path", exact=True).fill("/data/dapo math/$(reboot).jsonl")
+        page.get_by_role("textbox", name="GPUs in total", exact=True).fill("8")
+        page.get_by_role("button", name="Save").click()
+        expect(page.get_by_text("Saved. Every page will start from these answers")).to_be_visible()
+        expect(page.get_by_text("Start the GRPO setup guide")).to_be_visible()
+        page.screenshot(path=str(ARTIFACTS / "home.png"), full_page=True)
+
+        # A page switch through the sidebar navigation.
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="What's done").click()
+        expect(page.get_by_role("heading", name="What's done")).to_be_visible()
+        expect(page.get_by_text("0 of 8 workflows done", exact=False)).to_be_visible()
+
+        # Reload: the answers are remembered, the questions are not asked again.
+        page.goto(url)
+        expect(page.get_by_text("Your profile: default")).to_be_visible()
+        expect(page.get_by_text("/data/dapo math/$(reboot).jsonl")).to_be_visible()
+        assert page.get_by_role("textbox", name="Model name", exact=True).count() == 0
+    finally:
+        _stop(proc)
+
+    # Restart the server on the same store: still remembered.
+    port2 = _free_port()
+    proc2 = _start_server(port2, home, tmp_path / "server2.log")
+    try:
+        page = browser.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port2}/")
+        expect(page.get_by_text("Your profile: default")).to_be_visible()
+        expect(page.get_by_text("Qwen3-4B").first).to_be_visible()
+    finally:
+        _stop(proc2)
