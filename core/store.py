@@ -116,12 +116,27 @@ class Store:
         return self._unwrap(key, self._cache.get(key), Profile)  # type: ignore[return-value]
 
     def save_profile(self, profile: Profile) -> Profile:
-        """Save a whole profile (first-time onboarding)."""
+        """Save a whole profile, replacing any of the same name (tests, imports)."""
         with self._cache.transact():
             self._cache.set(f"profile:{profile.name}", self._wrap(profile))
             if self._cache.get(_ACTIVE) is None:
                 self._cache.set(_ACTIVE, profile.name)
         return profile
+
+    def create_profile(self, profile: Profile) -> Profile:
+        """Save a new profile without ever replacing one: a taken name gets a numeric suffix.
+
+        Two first visits saving at once therefore keep both answers, as two profiles.
+        """
+        with self._cache.transact():
+            name, n = profile.name, 2
+            while self._cache.get(f"profile:{name}") is not None:
+                name, n = f"{profile.name}-{n}", n + 1
+            saved = profile.model_copy(update={"name": name})
+            self._cache.set(f"profile:{name}", self._wrap(saved))
+            if self.active_profile_name() is None or self._cache.get(_ACTIVE) is None:
+                self._cache.set(_ACTIVE, name)
+        return saved
 
     def update_profile(self, name: str, **changes: Any) -> Profile:
         """Change only the given fields, re-reading the stored profile inside the transaction."""

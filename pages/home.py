@@ -29,13 +29,16 @@ if profile is None:
             for msg in result.errors.values():
                 st.error(plain(msg))
         else:
-            get_store().save_profile(result.profile)
-            st.session_state["just_onboarded"] = True
+            saved = get_store().create_profile(result.profile)
+            st.session_state["just_onboarded"] = saved.name
             st.rerun()
     st.stop()
 
-if st.session_state.pop("just_onboarded", False):
+just_saved = st.session_state.pop("just_onboarded", None)
+if just_saved:
     st.success("Saved. Every page will start from these answers; change them on the Profile page.")
+    if just_saved != profile.name:
+        st.info(f"Another window saved answers at the same time; yours are kept as profile {plain(just_saved)}.")
 
 st.subheader(f"Your profile: {plain(profile.name)}")
 nodes = f" ({profile.nodes} nodes × {profile.per_node})" if profile.nodes > 1 else ""

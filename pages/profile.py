@@ -51,8 +51,8 @@ if copy:
     elif result.profile.name in names:
         st.error(f"A profile named {plain(result.profile.name)} exists already.")
     else:
-        store.save_profile(result.profile)
-        store.set_active(result.profile.name)
+        saved = store.create_profile(result.profile)
+        store.set_active(saved.name)
         st.rerun()
 
 if len(names) > 1:

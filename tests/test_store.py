@@ -116,3 +116,13 @@ def test_unwritable_directory_falls_back_with_error_notice(tmp_path, monkeypatch
     s.save_profile(_profile())
     assert s.active_profile() is not None
 
+
+
+def test_two_first_visits_at_once_keep_both_as_profiles(store_dir):
+    a, b = Store(store_dir), Store(store_dir)
+    first = a.create_profile(_profile(model="Qwen3-4B"))
+    second = b.create_profile(_profile(model="GLM4-9B"))
+    assert (first.name, second.name) == ("default", "default-2")
+    s = Store(store_dir)
+    assert s.get_profile("default").model == "Qwen3-4B" and s.get_profile("default-2").model == "GLM4-9B"
+    assert s.active_profile_name() == "default"
