@@ -1,0 +1,25 @@
+"""Run every benchmarks/bench_*.py in turn with its default arguments and print its figures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> int:
+    failed = []
+    for script in sorted(HERE.glob("bench_*.py")):
+        print(f"\n=== {script.name}", flush=True)
+        rc = subprocess.call([sys.executable, str(script), *sys.argv[1:]], cwd=HERE.parent)
+        if rc:
+            failed.append(script.name)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
