@@ -13,7 +13,7 @@ def main() -> int:
     failed = []
     for script in sorted(HERE.glob("bench_*.py")):
         print(f"\n=== {script.name}", flush=True)
-        rc = subprocess.call([sys.executable, str(script), *sys.argv[1:]], cwd=HERE.parent)
+        rc = subprocess.call([sys.executable, str(script)], cwd=HERE.parent)
         if rc:
             failed.append(script.name)
     if failed:
