@@ -1,0 +1,118 @@
+"""`slime-assistant draft grpo|async`: print (or write) the same launch-script draft the pages produce.
+
+The draft is only text: nothing is run. Findings go to stderr; the exit code is 0 when the draft is ready,
+1 when it has an error finding (or could not be checked), 2 for bad command-line input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from core.drafts import Draft, DraftRequest, draft_launch_script
+from core.findings import render_text
+
+EXIT_READY = 0
+EXIT_NOT_READY = 1
+EXIT_USAGE = 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "draft", help="draft a GRPO or async launch script (printed, never run)",
+        description="Draft a slime launch script for review. It is printed or written to --output; "
+                    "it is never executed.")
+    parser.add_argument("workflow", choices=("grpo", "async"), help="which workflow's draft")
+    parser.add_argument("--model", required=True, help="model name, e.g. Qwen3-4B")
+    parser.add_argument("--data", required=True, help="prompt data path on the training machine (.jsonl/.parquet)")
+    parser.add_argument("--gpus", required=True, type=int, help="GPUs in total")
+    parser.add_argument("--nodes", type=int, default=1, help="number of nodes the GPUs are spread over")
+    parser.add_argument("--colocate", action="store_true", help="share every GPU between actor and rollout "
+                        "(GRPO only; train_async.py refuses it)")
+    parser.add_argument("--split", action="store_true", help="separate actor and rollout GPUs (GRPO)")
+    parser.add_argument("--actor-gpus", type=int, default=None, help="actor GPUs in a split layout")
+    parser.add_argument("--model-script", default=None, help="name under scripts/models when the match is unclear")
+    parser.add_argument("--input-key", default=None, help="prompt column (slime's own default is 'input')")
+    parser.add_argument("--label-key", default=None, help="label column")
+    parser.add_argument("--update-weights-interval", type=int, default=None, help="async: weight-sync interval")
+    parser.add_argument("--staleness", type=int, default=None, help="async: rollouts of lag you accept")
+    parser.add_argument("--fully-async", action="store_true", help="async: use slime's fully-async rollout")
+    parser.add_argument("--output", default=None, help="write the script to this new file instead of stdout")
+    parser.add_argument("--summary", default=None, help="also write the markdown configuration summary here")
+    parser.add_argument("--force", action="store_true", help="overwrite --output/--summary if they exist")
+    parser.set_defaults(func=handle_draft)
+
+
+def request_from_args(args: argparse.Namespace) -> DraftRequest:
+    """The DraftRequest for the command line; raises ValueError with a specific message."""
+    if args.gpus < 1:
+        raise ValueError(f"--gpus must be 1 or more, not {args.gpus}")
+    if args.nodes < 1 or args.gpus % args.nodes:
+        raise ValueError(f"--gpus {args.gpus} does not split into --nodes {args.nodes} equal nodes")
+    if args.colocate and args.split:
+        raise ValueError("choose --colocate or --split, not both")
+    answers: dict[str, object] = {
+        "kind": args.workflow, "model": args.model, "data_path": args.data, "gpus_total": args.gpus,
+        "gpus_per_node": args.gpus // args.nodes if args.nodes > 1 else None,
+    }
+    if args.colocate:
+        answers["colocate"] = True
+    elif args.split:
+        answers["colocate"] = False
+    optional = {"actor_gpus": args.actor_gpus, "model_script": args.model_script, "input_key": args.input_key,
+                "label_key": args.label_key, "update_weights_interval": args.update_weights_interval,
+                "staleness": args.staleness}
+    answers.update({k: v for k, v in optional.items() if v is not None})
+    if args.fully_async:
+        answers["fully_async"] = True
+    try:
+        return DraftRequest.model_validate(answers)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "request"
+            parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+        raise ValueError("; ".join(parts)) from None
+
+
+def _write_new(path_text: str, text: str, force: bool) -> str | None:
+    """Write text to a file; an error message instead of overwriting or crashing."""
+    path = Path(path_text).expanduser()
+    if path.exists() and not force:
+        return f"{path} exists; pass --force to overwrite it"
+    if path.exists() and not path.is_file():
+        return f"{path} is not a regular file"
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror or exc}"
+    return None
+
+
+def handle_draft(args: argparse.Namespace) -> int:
+    try:
+        request = request_from_args(args)
+    except ValueError as exc:
+        print(f"slime-assistant draft: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    draft: Draft = draft_launch_script(request)
+    if draft.findings:
+        print(render_text(draft.findings), file=sys.stderr)
+    if not draft.script:
+        print("No draft: fix the errors above.", file=sys.stderr)
+        return EXIT_NOT_READY
+    for target, text in ((args.output, draft.script), (args.summary, draft.summary_markdown)):
+        if target:
+            error = _write_new(target, text, args.force)
+            if error:
+                print(f"slime-assistant draft: {error}", file=sys.stderr)
+                return EXIT_USAGE
+    if not args.output:
+        sys.stdout.write(draft.script)
+    status = "ready for your review" if draft.ready else "NOT ready (see the findings above)"
+    where = f" written to {args.output}" if args.output else ""
+    print(f"Draft{where}: {status}. Nothing was run.", file=sys.stderr)
+    return EXIT_READY if draft.ready else EXIT_NOT_READY
