@@ -917,3 +917,81 @@ def draft_launch_script(request: DraftRequest,
     return Draft(request=request, script=script, summary_markdown=summary, filename=draft_filename(request),
                  layout=layout, batch=batch, model_script=model_script, findings=sort_and_dedupe(findings),
                  checked=checked, checks=checks)
+
+
+# ---------------------------------------------------------------------------------------------------
+# What pages show and record
+# ---------------------------------------------------------------------------------------------------
+
+class DefaultSource(BaseModel):
+    flag: str
+    default: str
+    source: str
+    note: str = ""
+
+
+def hyperparameter_sources() -> list[DefaultSource]:
+    """Where each optional hyperparameter's default comes from (slime's own example scripts at the pin)."""
+    s = SRC_QWEN3_4B
+    return [
+        DefaultSource(flag="--input-key", default="prompt", source=slime_source(s, 51),
+                      note=f"slime's own default is 'input' ({slime_source(SRC_ARGS, 659)})"),
+        DefaultSource(flag="--label-key", default="label", source=slime_source(s, 52)),
+        DefaultSource(flag="--rm-type", default="deepscaler", source=slime_source(s, 55),
+                      note="a math-answer reward; pick the one that fits your data"),
+        DefaultSource(flag="--num-rollout", default="3000", source=slime_source(s, 56)),
+        DefaultSource(flag="--rollout-batch-size", default="32", source=slime_source(s, 57)),
+        DefaultSource(flag="--n-samples-per-prompt", default="8", source=slime_source(s, 58)),
+        DefaultSource(flag="--rollout-max-response-len", default="8192", source=slime_source(s, 59)),
+        DefaultSource(flag="--rollout-temperature", default="1", source=slime_source(s, 60)),
+        DefaultSource(flag="--global-batch-size", default="256 (= 32 x 8)", source=slime_source(s, 62),
+                      note=f"one optimizer step per rollout ({slime_source(SRC_ARGS, 703)})"),
+        DefaultSource(flag="--use-kl-loss / --kl-loss-coef", default="on / 0.00", source=slime_source(s, 93),
+                      note="the KL is logged but not penalised until the coefficient is above 0"),
+        DefaultSource(flag="--kl-loss-type", default="low_var_kl", source=slime_source(s, 95)),
+        DefaultSource(flag="--eps-clip / --eps-clip-high", default="0.2 / 0.28", source=slime_source(s, 97)),
+        DefaultSource(flag="--lr", default="1e-6", source=slime_source(s, 103)),
+        DefaultSource(flag="--tensor-model-parallel-size", default="2", source=slime_source(s, 75),
+                      note="lowered when your actor GPUs do not divide by it"),
+        DefaultSource(flag="--rollout-num-gpus-per-engine", default="2", source=slime_source(s, 118)),
+        DefaultSource(flag="--sglang-mem-fraction-static", default="0.7", source=slime_source(s, 119)),
+        DefaultSource(flag="--max-tokens-per-gpu", default="9216", source=slime_source(s, 88)),
+        DefaultSource(flag="--save-interval", default="20", source=slime_source(s, 46)),
+    ]
+
+
+class DraftRecord(BaseModel):
+    """What a workflow page saves in the record of handled work for a draft."""
+
+    status: Literal["started", "done"]
+    done: list[str]
+    todo: list[str]
+    summary: str
+
+
+def record_for(draft: Draft) -> DraftRecord:
+    """Done when the draft is ready; otherwise started, with the errors as what is left to do."""
+    req = draft.request
+    done = [f"answers: model {req.model}, {req.gpus_total} GPU(s), prompt key '{req.input_key}'"]
+    todo: list[str] = []
+    if draft.layout:
+        done.append(f"GPU layout planned: {draft.layout.mode}, actor {draft.layout.actor_gpus} GPU(s), "
+                    f"rollout {draft.layout.rollout_gpus} GPU(s)")
+    done.append(f"batch arithmetic: {draft.batch.samples_per_rollout} samples per rollout, "
+                f"{draft.batch.steps_per_rollout} step(s) per rollout")
+    if draft.checked:
+        done.append("draft checked by the launch-argument checker")
+    else:
+        todo.append("run the launch-argument checker on the draft")
+    todo += [f"fix {f.code}: {f.message}" for f in draft.findings if f.severity == Severity.ERROR]
+    if draft.ready:
+        done.append(f"launch script drafted: {draft.filename} (for your review; nothing was run)")
+        todo.append("review every line marked YOUR CHOICE, then run the script yourself")
+    errors = sum(f.severity == Severity.ERROR for f in draft.findings)
+    if draft.ready:
+        summary = f"{draft.filename}: ready for review"
+    elif errors:
+        summary = f"{draft.filename}: not ready ({errors} error(s))"
+    else:
+        summary = f"{draft.filename}: not ready (not checked)"
+    return DraftRecord(status="done" if draft.ready else "started", done=done, todo=todo, summary=summary)
