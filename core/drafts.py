@@ -321,7 +321,7 @@ def parse_positive_int(raw: object, label: str, *, maximum: int = MAX_STALENESS)
         text = str(raw).strip()
         if not text:
             return None, f"{label}: give a whole number of rollouts (1 or more)"
-        if not re.fullmatch(r"[+-]?\d{1,12}", text):
+        if not re.fullmatch(r"[+-]?[0-9]{1,12}", text):
             return None, f"{label}: '{text[:40]}' is not a whole number"
         value = int(text)
     if value < 1:
