@@ -1,6 +1,54 @@
-"""Placeholder: this workflow's page is being built."""
+"""Alternatives: what the user needs, and whether miles, verl or torchforge fits better than slime."""
 
 import streamlit as st
 
-st.title("alternatives")
-st.info("This workflow is not built yet.")
+from core.alternatives import CARD, NEED_LABELS, Need, recommend, recommendation_markdown
+from core.knowledge import get_card
+from ui.common import plain, profile_caption, require_profile, save_record
+
+st.title("Alternatives")
+profile = require_profile()
+profile_caption(profile)
+
+st.write("slime is deliberately narrow: Megatron trains, SGLang generates, and your own functions shape the "
+         "data. A few projects cover needs slime does not aim at. Tick what you need; the recommendation names "
+         "another project only when your need matches what it was built for.")
+
+NEED_KEYS = {Need.ENTERPRISE: "alt_need_enterprise", Need.SWAP_BACKENDS: "alt_need_backends",
+             Need.PYTORCH_NATIVE: "alt_need_pytorch", Need.NONE: "alt_need_none"}
+chosen = [need for need, key in NEED_KEYS.items() if st.checkbox(NEED_LABELS[need], key=key)]
+
+if not chosen:
+    st.info("Tick at least one line (the last one if none of the others applies).")
+    st.stop()
+if Need.NONE in chosen and len(chosen) > 1:
+    st.warning("You ticked 'none of these' together with a need; the recommendation follows the needs you "
+               "ticked.")
+
+recommendations = recommend(chosen)
+for rec in recommendations:
+    st.subheader(f"{NEED_LABELS[rec.need]}: {rec.choice}")
+    st.write(rec.reason)
+    if rec.alternative:
+        alt = rec.alternative
+        st.markdown(f"**Scope.** {plain(alt.scope)}\n\n**Maturity.** {plain(alt.maturity)}")
+        st.link_button(f"Open {alt.name} on GitHub", alt.url)
+    st.caption("Sources: " + " · ".join(plain(s) for s in rec.sources))
+
+card = get_card(CARD)
+if card:
+    st.page_link("pages/knowledge.py", label=f"Read more: {card.title}", icon=":material/menu_book:",
+                 query_params={"card": card.id})
+
+summary_md = recommendation_markdown(recommendations)
+st.download_button("Download this recommendation (.md)", summary_md, file_name="alternatives.md",
+                   mime="text/markdown", key="alt_download")
+
+choices = ", ".join(f"{r.choice} for {r.need.value}" for r in recommendations)
+record_key = ("done", summary_md)
+if st.session_state.get("alt_recorded") != record_key:
+    save_record(profile, "alternatives", "done",
+                done=[f"needs answered: {', '.join(n.value for n in chosen)}", f"recommendation: {choices}"],
+                summary=f"Recommendation: {choices}", output_name="alternatives.md", output=summary_md,
+                output_mime="text/markdown")
+    st.session_state["alt_recorded"] = record_key
