@@ -866,9 +866,6 @@ def build_summary(request: DraftRequest, layout: GpuLayout, batch: BatchPlan,
 # The checker and the whole draft
 # ---------------------------------------------------------------------------------------------------
 
-CheckerFn = Callable[[str, int], list[Finding]]
-
-
 def run_launch_checker(script: str, gpus: int) -> list[Finding] | None:
     """The launch-argument checker's findings, or None if core.args_check is not installed."""
     try:
@@ -887,8 +884,12 @@ def draft_filename(request: DraftRequest) -> str:
 
 
 def draft_launch_script(request: DraftRequest,
-                        checker: Callable[[str, int], list[Finding] | None] = run_launch_checker) -> Draft:
-    """Plan, write and check a launch script. Errors in planning give a draft that is not ready."""
+                        checker: Callable[[str, int], list[Finding] | None] | None = None) -> Draft:
+    """Plan, write and check a launch script. Errors in planning give a draft that is not ready.
+
+    `checker` defaults to `run_launch_checker` (looked up at call time); it returns None when unavailable.
+    """
+    checker = checker or run_launch_checker
     model_script, findings = choose_model_script(request)
     layout, layout_findings = plan_gpu_layout(request, model_script)
     findings += layout_findings

@@ -1,0 +1,103 @@
+"""AppTest: the GRPO setup page drafts a checked launch script from the saved profile."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from core import drafts
+from core.cli import main
+from core.profile import Profile
+from core.store import Store
+
+PAGE = "pages/grpo.py"
+
+
+@pytest.fixture
+def checker(monkeypatch):
+    """The real launch-argument checker when it is installed, else a stand-in that finds nothing."""
+    if importlib.util.find_spec("core.args_check") is None:
+        monkeypatch.setattr(drafts, "run_launch_checker", lambda script, gpus: [])
+
+
+def open_page(app_env, make_app, **profile):
+    fields = {"model": "Qwen3-4B", "data_path": "/data/train.jsonl", "gpus_total": 8, **profile}
+    Store(app_env).save_profile(Profile(**fields))
+    at = make_app(PAGE).run()
+    assert not at.exception
+    return at
+
+
+def script_of(at) -> str:
+    scripts = [c.value for c in at.code if c.value.startswith("#!/bin/bash")]
+    assert len(scripts) == 1
+    return scripts[0]
+
+
+def test_grpo_page_drafts_a_ready_colocated_script_and_records_it(app_env, make_app, checker, capsys):
+    at = open_page(app_env, make_app)
+    script = script_of(at)
+    assert "-- python3 train.py" in script and "--colocate" in script
+    assert "--advantage-estimator grpo" in script and "--input-key prompt" in script
+    assert any("Ready for your review" in s.value for s in at.success)
+    assert {d.key for d in at.download_button} == {"grpo_download_sh", "grpo_download_md"}
+    assert any("256 samples per rollout" in m.value for m in at.markdown)
+    rec = Store(app_env).get_record("default", "grpo")
+    assert rec.status == "done" and rec.output.rstrip("\n") == script and rec.output_name == "run-grpo-Qwen3-4B.sh"
+    # The command line prints the identical script for the same answers.
+    main(["draft", "grpo", "--model", "Qwen3-4B", "--data", "/data/train.jsonl", "--gpus", "8"])
+    assert capsys.readouterr().out.rstrip("\n") == script  # st.code drops the final newline
+
+
+def test_grpo_page_answers_change_the_draft_and_stay_inert(app_env, make_app, checker):
+    at = open_page(app_env, make_app)
+    at.text_input(key="grpo_input_key").input("question; $(reboot)").run()
+    assert not at.exception
+    assert "--input-key 'question; $(reboot)'" in script_of(at)
+    at.number_input(key="grpo_n").set_value(4).run()
+    script = script_of(at)
+    assert "--n-samples-per-prompt 4" in script and "--global-batch-size 128" in script
+
+
+def test_grpo_page_one_gpu_is_colocated_only(app_env, make_app, checker):
+    at = open_page(app_env, make_app, gpus_total=1)
+    assert at.radio(key="grpo_layout").disabled
+    script = script_of(at)
+    assert "--actor-num-gpus-per-node 1" in script and "--colocate" in script
+    assert "--tensor-model-parallel-size 1" in script
+
+
+def test_grpo_page_two_nodes_disaggregated(app_env, make_app, checker):
+    at = open_page(app_env, make_app, gpus_total=16, gpus_per_node=8)
+    at.radio(key="grpo_layout").set_value(at.radio(key="grpo_layout").options[1]).run()
+    assert not at.exception
+    script = script_of(at)
+    assert "--rollout-num-gpus 8" in script and "--colocate" not in script
+    assert "ray start --address" in script  # instructions for the second node, as a comment
+    assert any("disaggregated" in m.value for m in at.markdown)
+
+
+def test_grpo_page_unclear_model_is_not_ready_until_a_script_is_chosen(app_env, make_app, checker):
+    at = open_page(app_env, make_app, model="Qwen3-5B")
+    assert any("Not ready" in e.value for e in at.error)
+    assert not at.download_button
+    assert Store(app_env).get_record("default", "grpo").status == "started"
+    at.selectbox(key="grpo_model_script").set_value("qwen3-8B").run()
+    assert not at.exception
+    assert "source scripts/models/qwen3-8B.sh" in script_of(at)
+    assert any("Ready for your review" in s.value for s in at.success)
+    assert Store(app_env).get_record("default", "grpo").status == "done"
+
+
+def test_grpo_page_bad_answer_gets_a_message(app_env, make_app, checker):
+    at = open_page(app_env, make_app)
+    at.text_input(key="grpo_input_key").input("   ").run()
+    assert not at.exception
+    assert any("cannot make a draft" in e.value for e in at.error)
+
+
+def test_grpo_page_asks_for_a_profile_first(app_env, make_app):
+    at = make_app(PAGE).run()
+    assert not at.exception
+    assert any("first" in i.value for i in at.info)
