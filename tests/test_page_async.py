@@ -1,0 +1,96 @@
+"""AppTest: the async training page checks the staleness answers and drafts a train_async.py script."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from core import drafts
+from core.profile import Profile
+from core.store import Store
+
+PAGE = "pages/async_training.py"
+
+
+@pytest.fixture
+def checker(monkeypatch):
+    """The real launch-argument checker when it is installed, else a stand-in that finds nothing."""
+    if importlib.util.find_spec("core.args_check") is None:
+        monkeypatch.setattr(drafts, "run_launch_checker", lambda script, gpus: [])
+
+
+def open_page(app_env, make_app, **profile):
+    fields = {"model": "Qwen3-4B", "data_path": "/data/train.jsonl", "gpus_total": 8, **profile}
+    Store(app_env).save_profile(Profile(**fields))
+    at = make_app(PAGE).run()
+    assert not at.exception
+    return at
+
+
+def scripts_of(at) -> list[str]:
+    return [c.value for c in at.code if c.value.startswith("#!/bin/bash")]
+
+
+def test_async_page_states_the_facts_at_the_pin(app_env, make_app, checker):
+    at = open_page(app_env, make_app)
+    text = " ".join(m.value for m in at.markdown)
+    assert "no** `--async-buffer-size`" in text and "parse_known_args" in text
+    assert "refuses `--colocate`" in text
+    assert "generate_rollout_fully_async" in text and "--sglang-server-concurrency" in text
+    assert "train/train_rollout_logprob_abs_diff" in text  # what to watch for stability
+
+
+def test_async_page_default_answers_pass_both_checks_and_draft_is_ready(app_env, make_app, checker):
+    at = open_page(app_env, make_app)
+    passes = [s.value for s in at.success if s.value.startswith("Pass")]
+    assert len(passes) == 2
+    [script] = scripts_of(at)
+    assert "-- python3 train_async.py" in script and "--colocate" not in script
+    assert "--update-weights-interval 1" in script and "--rollout-num-gpus 4" in script
+    assert {d.key for d in at.download_button} == {"async_download_sh", "async_download_md"}
+    rec = Store(app_env).get_record("default", "async")
+    assert rec.status == "done" and "train_async.py" in rec.output
+
+
+def test_async_page_interval_above_staleness_fails_and_is_not_ready(app_env, make_app, checker):
+    at = open_page(app_env, make_app)
+    at.text_input(key="async_staleness").input("2")
+    at.text_input(key="async_interval").input("3").run()
+    assert not at.exception
+    fails = [e.value for e in at.error if e.value.startswith("Fail")]
+    assert len(fails) == 1 and "interval" in fails[0]
+    assert any(s.value.startswith("Pass") for s in at.success)  # the staleness itself is fine
+    assert any("Not ready" in e.value for e in at.error)
+    assert not at.download_button
+    rec = Store(app_env).get_record("default", "async")
+    assert rec.status == "started" and any("DRF031" in t for t in rec.todo_items)
+
+
+@pytest.mark.parametrize("raw,words", [("0", "not positive"), ("two", "not a whole number"),
+                                        ("-3", "not positive"), ("1.5", "not a whole number")], ids=str)
+def test_async_page_rejects_a_bad_staleness_specifically(app_env, make_app, checker, raw, words):
+    at = open_page(app_env, make_app)
+    at.text_input(key="async_staleness").input(raw).run()
+    assert not at.exception
+    assert any(words in e.value.replace("\\", "") for e in at.error)
+    assert scripts_of(at) == []
+    assert Store(app_env).get_record("default", "async").status == "started"
+
+
+def test_async_page_fully_async_option(app_env, make_app, checker):
+    at = open_page(app_env, make_app, gpus_total=16, gpus_per_node=8)
+    at.toggle(key="async_fully").set_value(True).run()
+    at.number_input(key="async_concurrency").set_value(64).run()
+    assert not at.exception
+    [script] = scripts_of(at)
+    assert "--rollout-function-path slime.rollout.fully_async_rollout.generate_rollout_fully_async" in script
+    assert "--sglang-server-concurrency 64" in script
+    assert "--actor-num-gpus-per-node 8" in script and "--rollout-num-gpus 8" in script
+
+
+def test_async_page_one_gpu_explains_why_not(app_env, make_app, checker):
+    at = open_page(app_env, make_app, gpus_total=1)
+    assert any("needs at least 2" in e.value for e in at.error)
+    assert scripts_of(at) == []
+    assert Store(app_env).get_record("default", "async").status == "started"
