@@ -21,12 +21,14 @@ st.write(
 )
 
 st.subheader("1. Prerequisites")
-st.checkbox("slime's Docker image (or slime, Megatron-LM and SGLang installed as its Dockerfile pins them)",
-            key="grpo_pre_env")
-st.checkbox("the Hugging Face checkpoint on the training machine", key="grpo_pre_hf")
-st.checkbox("its torch_dist copy made once with tools/convert_hf_to_torch_dist.py (the KL reference "
-            "loads it through --ref-load)", key="grpo_pre_torch_dist")
-st.checkbox("a JSONL file whose rows hold the prompt and label keys you name below", key="grpo_pre_data")
+PREREQUISITES = {
+    "grpo_pre_env": "slime's Docker image (or slime, Megatron-LM and SGLang installed as its Dockerfile pins them)",
+    "grpo_pre_hf": "the Hugging Face checkpoint on the training machine",
+    "grpo_pre_torch_dist": "its torch_dist copy made once with tools/convert_hf_to_torch_dist.py (the KL "
+                           "reference loads it through --ref-load)",
+    "grpo_pre_data": "a JSONL file whose rows hold the prompt and label keys you name below",
+}
+prerequisites_met = {label: st.checkbox(label, key=key) for key, label in PREREQUISITES.items()}
 c1, c2 = st.columns(2)
 c1.page_link("pages/check_data.py", label="Check my data file", icon=":material/dataset:")
 c2.page_link("pages/model_checkpoint.py", label="Model script and checkpoint conversion", icon=":material/memory:")
@@ -118,9 +120,11 @@ if draft.summary_markdown:
         st.markdown(draft.summary_markdown)
 
 record = record_for(draft)
-record_key = (record.status, draft.script)
+done = [*record.done, *(f"prerequisite: {label}" for label, ok in prerequisites_met.items() if ok)]
+todo = [*(f"prerequisite: {label}" for label, ok in prerequisites_met.items() if not ok), *record.todo]
+record_key = (record.status, tuple(done), draft.script)
 if st.session_state.get("grpo_recorded") != record_key:
-    save_record(profile, "grpo", record.status, done=record.done, todo=record.todo, summary=record.summary,
+    save_record(profile, "grpo", record.status, done=done, todo=todo, summary=record.summary,
                 output_name=draft.filename if draft.script else None, output=draft.script or None,
                 output_mime="text/x-shellscript")
     st.session_state["grpo_recorded"] = record_key

@@ -101,3 +101,14 @@ def test_grpo_page_asks_for_a_profile_first(app_env, make_app):
     at = make_app(PAGE).run()
     assert not at.exception
     assert any("first" in i.value for i in at.info)
+
+
+def test_grpo_page_records_prerequisites_as_done_or_todo(app_env, make_app, checker):
+    at = open_page(app_env, make_app)
+    rec = Store(app_env).get_record("default", "grpo")
+    assert sum(t.startswith("prerequisite:") for t in rec.todo_items) == 4
+    at.checkbox(key="grpo_pre_hf").check().run()
+    assert not at.exception
+    rec = Store(app_env).get_record("default", "grpo")
+    assert any("Hugging Face checkpoint" in d for d in rec.done_items)
+    assert sum(t.startswith("prerequisite:") for t in rec.todo_items) == 3
