@@ -1,6 +1,214 @@
-"""Placeholder: this workflow's page is being built."""
+"""Model script and checkpoint: pick the model script, compare config.json with it as slime does at
+start-up, and draft the HF -> torch_dist conversion command."""
 
+import pandas as pd
 import streamlit as st
 
-st.title("model_checkpoint")
-st.info("This workflow is not built yet.")
+from core.findings import Severity, sort_and_dedupe
+from core.knowledge import get_card
+from core.model_config import (
+    CARD,
+    HF_LOADER_MODEL_TYPES,
+    VALIDATE_SOURCE,
+    ConfigError,
+    ConversionRequest,
+    ckpt_args_example,
+    compare_config,
+    conversion_findings,
+    draft_conversion_command,
+    parse_hf_config,
+)
+from core.models import load_model_scripts, match_model
+from core.paths import PathRefused, resolve_allowed
+from core.pins import SLIME_SHORT, slime_source
+from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+
+st.title("Model script and checkpoint")
+profile = require_profile()
+profile_caption(profile)
+
+scripts = load_model_scripts()
+by_name = {s.name: s for s in scripts}
+
+# -- 1. the model script ---------------------------------------------------------------------------------
+st.subheader("1. The model script")
+st.write(f"slime ships one script per supported model in `scripts/models/` ({len(scripts)} at {SLIME_SHORT}). "
+         "Each one only fills the bash array `MODEL_ARGS`: the architecture Megatron cannot read from a "
+         "checkpoint. Where the weights live is set separately, below.")
+match = match_model(profile.model)
+if match.status == "exact":
+    st.success(plain(match.message), icon=":material/check_circle:")
+elif match.status == "family":
+    st.warning(plain(match.message), icon=":material/warning:")
+else:
+    st.error(plain(match.message + " In plain words: this model is outside what slime ships support for at "
+                                   "the pinned commit."), icon=":material/error:")
+
+names = [s.name for s in scripts]
+default_name = match.scripts[0].name if match.status == "exact" else None
+options = ["(choose)", *names]
+picked = st.selectbox("Model script to source", options, key="mc_script",
+                      index=options.index(default_name) if default_name else 0)
+script = by_name.get(picked)
+
+with st.expander(f"All {len(scripts)} model scripts at {SLIME_SHORT}"):
+    st.dataframe(pd.DataFrame([{
+        "script": s.path, "layers": s.values.get("num-layers", ""), "hidden": s.values.get("hidden-size", ""),
+        "heads": s.values.get("num-attention-heads", ""), "experts": s.values.get("num-experts", ""),
+    } for s in scripts]), hide_index=True, key="mc_scripts_table")
+
+if script is None:
+    st.info("Choose the model script that matches your checkpoint to continue.")
+    if st.session_state.get("mc_recorded") != "none":
+        save_record(profile, "model_checkpoint", "started", todo=["choose the model script"],
+                    summary="No model script chosen yet")
+        st.session_state["mc_recorded"] = "none"
+    st.stop()
+
+st.code(f"source {script.path}", language="bash")
+st.caption(f"Source: {plain(script.source)}. Values in it can be overridden after sourcing, e.g. "
+           "`MODEL_ARGS+=(--rotary-base 5000000)`: Megatron keeps the last value given "
+           f"({plain(slime_source('docs/en/get_started/quick_start.md', 132))}).")
+
+# -- 2. checkpoints --------------------------------------------------------------------------------------
+st.subheader("2. Checkpoints are separate flags")
+st.markdown(
+    "- `--hf-checkpoint`: the Hugging Face folder. SGLang starts from it and the tokenizer comes from it; slime "
+    "pushes Megatron's weights to SGLang before training, so it need not hold the newest weights "
+    f"({plain(slime_source('slime/utils/arguments.py', 307))}). slime also compares its config.json with "
+    f"MODEL\\_ARGS at start-up ({plain(VALIDATE_SOURCE)}).\n"
+    "- `--ref-load`: the Megatron (torch\\_dist) copy the reference model loads; it is also where training "
+    f"starts while `--load` holds no checkpoint yet ({plain(slime_source('slime/utils/arguments.py', 842))}). "
+    f"With the KL loss or a KL coefficient it must exist ({plain(slime_source('slime/utils/arguments.py', 1775))}).\n"
+    "- `--load`: the run's own checkpoints, to resume from. Without a Megatron checkpoint there, slime loads "
+    "`--ref-load` instead, or the folder itself if it is a Hugging Face checkpoint of a supported type "
+    f"({plain(slime_source('slime/utils/arguments.py', 1817))}).\n"
+    "- `--save` and `--save-interval`: where and how often the run saves; `--save-interval` needs `--save` "
+    f"({plain(slime_source('slime/utils/arguments.py', 1843))}).")
+
+# -- 3. config.json comparison ---------------------------------------------------------------------------
+st.subheader("3. Compare your checkpoint's config.json")
+st.write("Upload the checkpoint's `config.json` (or give its path on this machine). It is compared with the "
+         "script's values the way slime compares them at start-up: hidden size, layers, attention heads, FFN "
+         "sizes, tied embeddings, norm epsilon and rope base. The conversion tool does not make this check "
+         f"({plain(slime_source('tools/convert_hf_to_torch_dist.py', 38))}), so a wrong script converts "
+         "silently.")
+upload = st.file_uploader("config.json", type=["json"], key="mc_config_upload")
+server_path = st.text_input("or a config.json path on this machine (inside the configured folders)",
+                            key="mc_config_path")
+
+raw: bytes | None = None
+if upload is not None:
+    raw = upload.getvalue()
+elif server_path.strip():
+    try:
+        allowed = resolve_allowed(server_path, want="file")
+        with open(allowed.path, "rb") as fh:
+            raw = fh.read(2_000_001)
+    except PathRefused as exc:
+        st.error(plain(str(exc)))
+    except OSError as exc:
+        st.error(plain(f"That file cannot be read: {exc.strerror or exc}."))
+
+comparison = None
+config_error = None
+overrides: dict[str, str | None] = {}
+if raw is not None:
+    try:
+        cfg = parse_hf_config(raw)
+    except ConfigError as exc:
+        config_error = str(exc)
+        st.error(plain(config_error))
+    else:
+        comparison = compare_config(cfg, script)
+        if comparison.suggested_overrides and st.checkbox(
+                "Add the overrides that make the script match this config.json (MODEL_ARGS+=... after "
+                "sourcing); do this only when the script is otherwise right for this checkpoint",
+                key="mc_apply_overrides"):
+            overrides = comparison.suggested_overrides
+            comparison = compare_config(cfg, script, overrides)
+        st.dataframe(pd.DataFrame([r.model_dump() for r in comparison.rows]), hide_index=True,
+                     key="mc_compare_table")
+        if comparison.mismatches:
+            st.error(f"{len(comparison.mismatches)} field(s) differ: slime would stop at start-up.",
+                     icon=":material/error:")
+        elif comparison.rows:
+            st.success("Every field slime compares matches, or is noted below.", icon=":material/check_circle:")
+        show_findings(comparison.findings, key_prefix="mc_cmp", empty_message="No findings.")
+
+# -- 4. conversion command -------------------------------------------------------------------------------
+st.subheader("4. Convert the Hugging Face checkpoint (draft)")
+st.write("Megatron trains from a torch\\_dist checkpoint, made once with `tools/convert_hf_to_torch_dist.py` "
+         "from the model script's `MODEL_ARGS`. The tool reads Hugging Face weights only for the model types "
+         f"in slime's loader table ({', '.join(sorted(HF_LOADER_MODEL_TYPES))}; "
+         f"{plain(slime_source('slime/backends/megatron_utils/hf_to_megatron/__init__.py', 12))}).")
+base = profile.model.strip().rstrip("/").split("/")[-1] or "model"
+default_hf = profile.model if profile.model.startswith("/") else f"/root/{base}"
+c1, c2 = st.columns(2)
+hf_dir = c1.text_input("Hugging Face checkpoint folder (--hf-checkpoint)", value=default_hf, key="mc_hf")
+save_dir = c2.text_input("Save the torch_dist copy in (--save); empty: the HF folder + _torch_dist",
+                         value="", key="mc_save") or f"{hf_dir.strip().rstrip('/') or default_hf}_torch_dist"
+c3, c4 = st.columns(2)
+megatron = c3.text_input("Megatron-LM folder (PYTHONPATH)", value="/root/Megatron-LM", key="mc_megatron",
+                         help="slime's Docker image keeps it at /root/Megatron-LM.")
+nproc = int(c4.number_input("Processes (GPUs) for the conversion", min_value=1, max_value=1024, value=1,
+                            key="mc_nproc",
+                            help="More than one runs it under torchrun; the tool then picks a pipeline size."))
+
+try:
+    request = ConversionRequest(script_name=script.name, hf_checkpoint=hf_dir, save_dir=save_dir,
+                                megatron_path=megatron, nproc_per_node=nproc, overrides=overrides)
+except ValueError as exc:
+    st.error(plain(f"These answers cannot make a command: {exc}"))
+    st.stop()
+
+command = draft_conversion_command(request)
+findings = list(conversion_findings(request, script))
+if comparison is not None:
+    findings += [f for f in comparison.findings if f.severity != Severity.INFO]
+findings = sort_and_dedupe(findings)
+errors = [f for f in findings if f.severity == Severity.ERROR]
+ready = not errors
+left, right = st.columns([3, 2])
+with right:
+    st.markdown("**Checks**")
+    show_findings(findings, key_prefix="mc_conv", empty_message="No findings for this command.")
+with left:
+    if ready:
+        st.success("Ready for your review; nothing was run.", icon=":material/check_circle:")
+        st.download_button("Download the conversion script (.sh)", command,
+                           file_name=f"convert-{script.name}.sh", mime="text/x-shellscript", key="mc_download")
+    else:
+        st.error("Not ready: fix the errors beside it first. Shown for reference only.", icon=":material/error:")
+    st.code(command, language="bash")
+
+st.markdown("**The matching CKPT\\_ARGS of your launch script**")
+st.code(ckpt_args_example(hf_dir.strip(), save_dir.strip()), language="bash")
+card = get_card(CARD)
+if card:
+    st.page_link("pages/knowledge.py", label=f"Read more: {card.title}", icon=":material/menu_book:",
+                 query_params={"card": card.id})
+
+# -- record ----------------------------------------------------------------------------------------------
+done = [f"model script chosen: {script.path}"]
+todo: list[str] = []
+if comparison is not None:
+    if comparison.mismatches:
+        todo.append(f"fix {len(comparison.mismatches)} config.json mismatch(es): "
+                    + ", ".join(r.hf_key for r in comparison.mismatches))
+    else:
+        done.append("config.json compared with MODEL_ARGS: no mismatch")
+else:
+    todo.append("compare the checkpoint's config.json with the model script (optional, recommended)"
+                if config_error is None else f"upload a readable config.json ({config_error})")
+if ready:
+    done.append(f"conversion command drafted: convert-{script.name}.sh (for your review; nothing was run)")
+else:
+    todo += [f"fix {f.code}: {f.message}" for f in errors]
+status = "done" if ready else "started"
+record_key = (status, tuple(todo), command)
+if st.session_state.get("mc_recorded") != record_key:
+    save_record(profile, "model_checkpoint", status, done=done, todo=todo,
+                summary=f"{script.path}: conversion command {'ready' if ready else 'not ready'}",
+                output_name=f"convert-{script.name}.sh", output=command, output_mime="text/x-shellscript")
+    st.session_state["mc_recorded"] = record_key
