@@ -66,15 +66,21 @@ def get_card(card_id: str) -> Card | None:
 
 
 def search_cards(query: str, cards: tuple[Card, ...] | None = None) -> list[Card]:
-    """Cards whose title, summary, tags or body contain every word of the query; title hits first."""
+    """Cards whose id, title, summary, tags or body contain every word of the query (case-insensitive).
+
+    Ranking: cards matching more words in the id, title, summary or tags come first, then cards that
+    mention the words more often in the body, then alphabetical by title.
+    """
     cards = load_cards() if cards is None else cards
     words = [w for w in query.lower().split() if w]
     if not words:
         return list(cards)
     scored = []
     for c in cards:
-        head = f"{c.title} {c.summary} {' '.join(c.tags)}".lower()
-        text = f"{head} {c.body.lower()}"
-        if all(w in text for w in words):
-            scored.append((-sum(w in head for w in words), c.title.lower(), c))
-    return [c for *_, c in sorted(scored, key=lambda t: (t[0], t[1]))]
+        head = f"{c.id} {c.id.replace('-', ' ')} {c.title} {c.summary} {' '.join(c.tags)}".lower()
+        body = c.body.lower()
+        if all(w in head or w in body for w in words):
+            head_hits = sum(w in head for w in words)
+            body_hits = sum(body.count(w) for w in words)
+            scored.append((-head_hits, -body_hits, c.title.lower(), c))
+    return [c for *_, c in sorted(scored, key=lambda t: t[:3])]

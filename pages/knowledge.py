@@ -3,19 +3,24 @@
 import streamlit as st
 
 from core.knowledge import load_cards, search_cards
+from ui.common import plain
 
 st.title("Knowledge cards")
+st.caption("Short, sourced notes on slime. Every fact cites the upstream file and line it comes from.")
 cards = load_cards()
 query = st.text_input("Search the cards", key="kn_query", placeholder="batch size, colocate, async ...")
 tags = sorted({t for c in cards for t in c.tags})
 chosen_tags = st.multiselect("Tags", tags, key="kn_tags")
 hits = [c for c in search_cards(query, cards) if set(chosen_tags) <= set(c.tags)]
 st.caption(f"{len(hits)} of {len(cards)} cards")
+if not hits:
+    st.info(f"No card matches {plain(query.strip()) or 'these tags'}. Try a single word such as a flag name.")
 
 for card in hits:
     with st.expander(card.title, expanded=len(hits) == 1 or card.id == st.query_params.get("card")):
         st.caption(card.summary)
         st.markdown(card.body)  # our own files; unsafe_allow_html stays False
-        st.caption("Sources: " + " · ".join(card.sources) + f" · applies to slime {card.applies_to}")
+        st.caption("Sources: " + " · ".join(f"`{s}`" for s in card.sources)
+                   + f" · applies to slime {card.applies_to}")
         if card.tags:
             st.caption("Tags: " + ", ".join(card.tags))
