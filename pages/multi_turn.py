@@ -1,6 +1,255 @@
-"""Placeholder: this workflow's page is being built."""
+"""Multi-turn agent training: the custom generate function's checklist, a static check of the user's file
+(parsed, never imported or run), and a checked launch-script draft once function and data are confirmed."""
 
 import streamlit as st
 
-st.title("multi_turn")
-st.info("This workflow is not built yet.")
+from core.agent_check import (
+    CARD,
+    CHECKLIST,
+    CUSTOM_CONFIG_SOURCE,
+    DEFAULT_FUNCTION,
+    EXAMPLE_SOURCE,
+    LOAD_FUNCTION_SOURCE,
+    TURN_LIMIT_NOTE,
+    TURN_LIMIT_SOURCES,
+    AgentCheckError,
+    check_function_path,
+    check_generate_source,
+    check_upload_name,
+    suggested_path,
+)
+from core.drafts import DraftRequest, ExtraArg, draft_launch_script, record_for
+from core.findings import Finding, Severity, sort_and_dedupe
+from core.knowledge import get_card
+from core.models import load_model_scripts, match_model
+from core.pins import slime_source
+from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+
+
+def record_once(status: str, done: list[str], todo: list[str], summary: str, script: str = "",
+                filename: str | None = None) -> None:
+    """Save the page's result in the record of handled work when it changed since the last save."""
+    key = (status, tuple(done), tuple(todo), script)
+    if st.session_state.get("mt_recorded") != key:
+        save_record(profile, "multi_turn", status, done=done, todo=todo, summary=summary,
+                    output_name=filename if script else None, output=script or None,
+                    output_mime="text/x-shellscript")
+        st.session_state["mt_recorded"] = key
+
+
+st.title("Multi-turn agent training")
+profile = require_profile()
+profile_caption(profile)
+
+st.markdown(
+    "For tool use and multi-turn agents, slime keeps its own rollout loop and lets you replace only the "
+    "step that turns one prompt into one finished sample: the **custom generate function**, named with "
+    "`--custom-generate-function-path`. slime awaits it once per sample as "
+    "`generate(args, sample, sampling_params)` and trains on the Sample it returns "
+    f"({plain(slime_source('slime/rollout/sglang_rollout.py', 251))}). The reward is then computed by "
+    "`--custom-rm-path` unless your function already set it. The example to model yours on is "
+    f"`examples/search-r1/` ({plain(EXAMPLE_SOURCE)}; launch script "
+    f"{plain(slime_source('examples/search-r1/run_qwen2.5_3B.sh', 115))}).")
+
+# -- 1. checklist ----------------------------------------------------------------------------------------
+st.subheader("1. What the function must do")
+st.dataframe([{"#": i, "The function": c.title, "Why": c.why, "Source": c.source}
+              for i, c in enumerate(CHECKLIST, 1)], hide_index=True, key="mt_checklist_table")
+st.info(plain(TURN_LIMIT_NOTE) + f" ({plain(' · '.join(TURN_LIMIT_SOURCES))})", icon=":material/info:")
+
+# -- 2. the user's file ----------------------------------------------------------------------------------
+st.subheader("2. Check your function file (optional, recommended)")
+st.caption("The file is parsed with Python's ast module only: it is never imported or run, so nothing in it "
+           "executes here. 'Not visible' means the file does not show it (it may happen in a helper "
+           "elsewhere), not that it is wrong.")
+c1, c2 = st.columns([3, 1])
+upload = c1.file_uploader("Your generate-function module (.py)", type=["py"], key="mt_upload")
+function_name = c2.text_input("Function name", value=DEFAULT_FUNCTION, key="mt_function").strip() or DEFAULT_FUNCTION
+
+report = None
+upload_findings: list[Finding] = []
+if upload is not None:
+    name_finding = check_upload_name(upload.name)
+    if name_finding:
+        upload_findings.append(name_finding)
+    try:
+        report = check_generate_source(upload.getvalue(), function_name)
+    except AgentCheckError as exc:
+        st.error(plain(str(exc)))
+        if upload_findings:
+            show_findings(upload_findings, key_prefix="mt_fn")
+    if report is not None:
+        if report.found:
+            st.write(f"Found `async def` {plain(function_name)}: {report.seen_count} of {len(CHECKLIST)} "
+                     "checklist items are visible in the file."
+                     if report.is_async else f"Found {plain(function_name)}, but it is not async.")
+            rows = []
+            for r in report.checklist:
+                if r.item.id == "sets_reward" and not r.seen:
+                    mark = "left to --custom-rm-path"
+                else:
+                    mark = "visible" if r.seen else "not visible"
+                rows.append({"Checklist item": r.item.title, "In your file": mark, "Evidence": r.evidence})
+            st.dataframe(rows, hide_index=True, key="mt_result_table")
+        show_findings(sort_and_dedupe([*upload_findings, *report.findings]), key_prefix="mt_fn",
+                      empty_message="The function's contract looks right.")
+
+# -- 3. flags --------------------------------------------------------------------------------------------
+st.subheader("3. The flags")
+suggested = suggested_path(upload.name if upload is not None else None, function_name)
+if suggested and st.session_state.get("mt_suggested_for") != suggested:
+    # A new upload fills the flag once; the user's later edits are kept.
+    st.session_state["mt_suggested_for"] = suggested
+    if not st.session_state.get("mt_generate_path"):
+        st.session_state["mt_generate_path"] = suggested
+st.write("Each function is named by a dotted path, `module.function`: slime imports everything before the last "
+         "dot and reads the last part from it, so the module's folder must be on PYTHONPATH "
+         f"({plain(LOAD_FUNCTION_SOURCE)}). A `module:function` form fails, although one of slime's docs shows "
+         f"it ({plain(slime_source('docs/zh/get_started/quick_start.md', 550))}).")
+f1, f2 = st.columns(2)
+generate_path = f1.text_input("--custom-generate-function-path", key="mt_generate_path",
+                              placeholder="my_agent.generate").strip()
+module_dir = f2.text_input("Folder holding your module, added to PYTHONPATH (empty: already importable)",
+                           key="mt_module_dir", placeholder="/root/my_agent").strip()
+reward_modes = ["My reward function (--custom-rm-path)", "A built-in reward (--rm-type)",
+                "My generate function sets sample.reward"]
+default_reward = 2 if report is not None and report.sets_reward else 0
+reward_mode = st.radio("Reward", reward_modes, index=default_reward, key="mt_reward_mode", horizontal=True)
+rm_path = rm_type = None
+r1, r2 = st.columns(2)
+if reward_mode == reward_modes[0]:
+    rm_path = r1.text_input("--custom-rm-path (an async function)", key="mt_rm_path",
+                            placeholder="my_agent.reward_func").strip()
+elif reward_mode == reward_modes[1]:
+    rm_type = r1.text_input("--rm-type", value="deepscaler", key="mt_rm_type").strip()
+config_path = r2.text_input("--custom-config-path (optional YAML, e.g. holding max_turns)",
+                            key="mt_config_path", placeholder="/root/my_agent/agent.yaml").strip()
+max_turns = int(st.number_input("max_turns to put in that YAML (0: none)", min_value=0, max_value=1000,
+                                value=0, key="mt_max_turns"))
+k1, k2 = st.columns(2)
+input_key = k1.text_input("Prompt column (--input-key)", value="prompt", key="mt_input_key").strip()
+label_key = k2.text_input("Label column (--label-key), empty for none", value="label", key="mt_label_key").strip()
+
+flag_findings: list[Finding] = []
+if generate_path:
+    flag_findings += check_function_path(generate_path)
+    if report is not None and report.found and generate_path.rpartition(".")[2] != function_name:
+        flag_findings.append(Finding(
+            code="FP007", severity=Severity.WARNING, flag="--custom-generate-function-path", card=CARD,
+            message=f"The flag names '{generate_path.rpartition('.')[2]}' but the checked function is "
+                    f"'{function_name}'."))
+if rm_path:
+    flag_findings += check_function_path(rm_path, "--custom-rm-path")
+if reward_mode == reward_modes[2] and report is not None and report.found and not report.sets_reward:
+    flag_findings.append(Finding(code="AGT010", severity=Severity.ERROR, flag="--custom-rm-path", card=CARD,
+                                 source=slime_source("slime/rollout/rm_hub/__init__.py", 55),
+                                 message="The checked file never assigns .reward, so slime would look for "
+                                         "--custom-rm-path or --rm-type and stop without one.",
+                                 fix="choose a reward function or a built-in --rm-type"))
+if max_turns and not config_path:
+    flag_findings.append(Finding(code="MT001", severity=Severity.WARNING, source=CUSTOM_CONFIG_SOURCE, card=CARD,
+                                 message="max_turns only reaches args through --custom-config-path; give the "
+                                         "path the YAML will have on the training machine."))
+if flag_findings:
+    show_findings(sort_and_dedupe(flag_findings), key_prefix="mt_flags")
+
+# -- 4. confirm, then draft ------------------------------------------------------------------------------
+st.subheader("4. Confirm, then the draft")
+confirm_fn = st.checkbox("My function does every checklist item above (I checked the ones not visible in "
+                         "the file myself)", key="mt_confirm_function")
+confirm_data = st.checkbox(f"My data file ({profile.data_path}) has the prompt and label keys named above, "
+                           "in the shape my function reads", key="mt_confirm_data")
+st.page_link("pages/check_data.py", label="Check my data file", icon=":material/dataset:")
+
+missing: list[str] = []
+if not generate_path:
+    missing.append("give --custom-generate-function-path")
+if reward_mode == reward_modes[0] and not rm_path:
+    missing.append("give --custom-rm-path")
+if reward_mode == reward_modes[1] and not rm_type:
+    missing.append("give --rm-type")
+if not confirm_fn:
+    missing.append("confirm the function follows the checklist")
+if not confirm_data:
+    missing.append("confirm the data file is ready")
+blocking = [f for f in [*flag_findings, *upload_findings, *(report.findings if report else [])]
+            if f.severity == Severity.ERROR]
+if report is not None and not report.found:
+    missing.append(f"define {function_name} in the uploaded file, or upload the right one")
+missing += [f"fix {f.code}: {f.message}" for f in blocking]
+
+done_items: list[str] = []
+if report is not None and report.found:
+    done_items.append(f"function file checked: {report.seen_count} of {len(CHECKLIST)} checklist items visible")
+if confirm_fn:
+    done_items.append("generate-function checklist confirmed")
+if confirm_data:
+    done_items.append("data confirmed ready")
+
+if missing:
+    st.info("Before the command is shown:\n\n" + "\n".join(f"- {plain(m)}" for m in missing))
+    record_once("started", done_items, missing, "Multi-turn: waiting for " + "; ".join(missing[:3]))
+    st.stop()
+
+match = match_model(profile.model)
+model_script_name = None
+if match.status != "exact":
+    (st.warning if match.status == "family" else st.error)(plain(match.message))
+    names = [s.name for s in (match.scripts or load_model_scripts())]
+    picked = st.selectbox("Model script to source (scripts/models)", ["(choose)", *names], key="mt_model_script")
+    model_script_name = None if picked == "(choose)" else picked
+
+extra = [ExtraArg(flag="--custom-generate-function-path", value=generate_path, group="CUSTOM_ARGS",
+                  comment=f"your generate function; loaded with load_function ({LOAD_FUNCTION_SOURCE})")]
+if config_path:
+    extra.append(ExtraArg(flag="--custom-config-path", value=config_path, group="CUSTOM_ARGS",
+                          comment=f"YAML whose keys slime copies onto args ({CUSTOM_CONFIG_SOURCE})"))
+try:
+    request = DraftRequest.from_profile(
+        profile, "multi_turn", model_script=model_script_name, input_key=input_key or "prompt",
+        label_key=label_key or None, custom_rm_path=rm_path or None, rm_type=rm_type or None,
+        extra_args=extra, extra_pythonpath=[module_dir] if module_dir else [])
+except ValueError as exc:  # pydantic's ValidationError is a ValueError
+    st.error(plain(f"These answers cannot make a draft: {exc}"))
+    record_once("started", done_items, [f"fix the answers: {exc}"], "Multi-turn: answers cannot make a draft")
+    st.stop()
+
+draft = draft_launch_script(request)
+yaml_text = f"max_turns: {max_turns}\n" if max_turns and config_path else ""
+left, right = st.columns([3, 2])
+with right:
+    st.markdown("**Checks**")
+    show_findings(draft.findings, key_prefix="mt_draft", empty_message="No findings: the checker passed this draft.")
+with left:
+    if draft.ready:
+        st.success("Ready for your review. Read every line marked YOUR CHOICE, then run it yourself.",
+                   icon=":material/check_circle:")
+        d1, d2, d3 = st.columns(3)
+        d1.download_button("Download the script (.sh)", draft.script, file_name=draft.filename,
+                           mime="text/x-shellscript", key="mt_download_sh")
+        d2.download_button("Download the summary (.md)", draft.summary_markdown,
+                           file_name=draft.filename.removesuffix(".sh") + ".md", mime="text/markdown",
+                           key="mt_download_md")
+        if yaml_text:
+            d3.download_button("Download the YAML", yaml_text, file_name="agent.yaml", mime="text/yaml",
+                               key="mt_download_yaml")
+    else:
+        st.error("Not ready: fix the errors beside this draft first. It is shown for reference only.",
+                 icon=":material/error:")
+    if draft.script:
+        st.code(draft.script, language="bash")
+    if yaml_text:
+        st.caption(f"YAML for {plain(config_path)}:")
+        st.code(yaml_text, language="yaml")
+if draft.summary_markdown:
+    with st.expander("Configuration summary", expanded=False):
+        st.markdown(draft.summary_markdown)
+
+card = get_card(CARD)
+if card:
+    st.page_link("pages/knowledge.py", label=f"Read more: {card.title}", icon=":material/menu_book:",
+                 query_params={"card": card.id})
+
+record = record_for(draft)
+record_once(record.status, [*done_items, *record.done], record.todo, "Multi-turn: " + record.summary,
+            draft.script, draft.filename)
