@@ -51,6 +51,8 @@ class FlagSpec(BaseModel):
     parsers: list[str] = Field(default_factory=lambda: ["main"], description="keys of Catalog.parsers that read it")
     entry_point: str | None = Field(default=None, description="set when only one launcher registers the flag")
     notes: list[str] = Field(default_factory=list)
+    upstream_default: Any = Field(default=None, description="the owner's own default, when slime changed it")
+    upstream_default_known: bool = False
 
     @property
     def takes_value(self) -> bool:
@@ -72,10 +74,21 @@ class ParserSemantics(BaseModel):
     note: str | None = None
 
 
+class SkippedFlag(BaseModel):
+    """An SGLang server flag slime deliberately does not register under --sglang- (it sets the value itself)."""
+
+    option_strings: list[str] = Field(description="the --sglang- spellings a user might try")
+    upstream_option_strings: list[str]
+    dest: str
+    source: str
+
+
 class Catalog(BaseModel):
     pins: dict[str, str]
     parsers: dict[str, ParserSemantics]
     flags: list[FlagSpec]
+    skipped: list[SkippedFlag] = Field(default_factory=list)
+    build_notes: list[str] = Field(default_factory=list)
 
     _by_option: dict[str, FlagSpec] = PrivateAttr(default_factory=dict)
     _options_by_parser: dict[str, list[tuple[str, FlagSpec]]] = PrivateAttr(default_factory=dict)
@@ -100,6 +113,11 @@ class Catalog(BaseModel):
     def lookup(self, option: str) -> FlagSpec | None:
         """The flag with exactly this option string (a trailing `=value` is ignored), or None."""
         return self._by_option.get(_option_name(option))
+
+    def lookup_skipped(self, option: str) -> SkippedFlag | None:
+        """The SGLang flag slime skips that this --sglang- spelling would have named, if any."""
+        name = _option_name(option)
+        return next((s for s in self.skipped if name in s.option_strings), None)
 
     def abbreviation_matches(self, option: str) -> dict[str, list[FlagSpec]]:
         """Per abbreviating parser, the flags argparse would consider for `option` as a prefix.
@@ -176,6 +194,7 @@ def catalog_to_json(catalog: Catalog) -> bytes:
     """The catalog as deterministic, indented JSON (flags sorted by their first option string)."""
     doc = catalog.model_dump(mode="json")
     doc["flags"] = sorted(doc["flags"], key=lambda f: f["option_strings"][0])
+    doc["skipped"] = sorted(doc["skipped"], key=lambda f: f["option_strings"][0])
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
 
