@@ -1,0 +1,95 @@
+"""Re-opening runs fast: scans of event files kept in diskcache, keyed by the file's identity.
+
+The key is (path, size, modification time). When a file has only grown since it was cached (a run still
+being written), only the appended bytes are read and joined to the cached scan. Entries written here carry
+the prefix `monitor:` and are trimmed to a byte budget so that they never crowd out the app's own records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from pathlib import Path
+
+import diskcache
+
+from core.monitor.events import FileScan, merge_appended, scan_event_bytes
+
+PREFIX = "monitor:"
+SCHEMA = 1
+BUDGET_BYTES = 400 * 1024 * 1024
+TAIL_CHECK = 4096  # bytes before the cached end that must be unchanged for an append-only re-read
+_INDEX_KEY = f"{PREFIX}index"
+
+
+def scan_key(path: str, size: int, mtime_ns: int) -> str:
+    return f"{PREFIX}scan:v{SCHEMA}:{path}:{size}:{mtime_ns}"
+
+
+def _latest_key(path: str) -> str:
+    return f"{PREFIX}latest:v{SCHEMA}:{path}"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def read_scan(path: str | Path, cache: diskcache.Cache | None = None, *, on_progress=None) -> tuple[FileScan, str]:
+    """The scan of one event file and how it was obtained: "cached", "appended" or "read"."""
+    p = Path(path)
+    st = p.stat()
+    key = scan_key(str(p), st.st_size, st.st_mtime_ns)
+    if cache is not None:
+        hit = _load(cache, key)
+        if hit is not None:
+            return hit, "cached"
+    data = p.read_bytes()
+    how = "read"
+    scan: FileScan | None = None
+    if cache is not None:
+        latest = cache.get(_latest_key(str(p)))
+        if isinstance(latest, dict) and latest.get("size", 0) < len(data):
+            old = _load(cache, latest.get("key", ""))
+            end = old.clean_end if old is not None else 0
+            lo = max(0, end - TAIL_CHECK)
+            if old is not None and 0 < end <= len(data) and _digest(data[lo:end]) == latest.get("tail_digest"):
+                tail = scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, start=end,
+                                        on_progress=on_progress)
+                scan = merge_appended(old, tail)
+                how = "appended"
+    if scan is None:
+        scan = scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, on_progress=on_progress)
+    if cache is not None:
+        _store(cache, key, scan)
+        lo = max(0, scan.clean_end - TAIL_CHECK)
+        cache.set(_latest_key(str(p)), {"key": key, "size": st.st_size,
+                                        "tail_digest": _digest(data[lo:scan.clean_end])})
+    return scan, how
+
+
+def _load(cache: diskcache.Cache, key: str) -> FileScan | None:
+    try:
+        raw = cache.get(key)
+    except Exception:  # noqa: BLE001 - a damaged cache entry is simply a miss
+        return None
+    if not isinstance(raw, bytes):
+        return None
+    try:
+        scan = pickle.loads(raw)
+    except Exception:  # noqa: BLE001
+        return None
+    return scan if isinstance(scan, FileScan) else None
+
+
+def _store(cache: diskcache.Cache, key: str, scan: FileScan) -> None:
+    blob = pickle.dumps(scan, protocol=pickle.HIGHEST_PROTOCOL)
+    cache.set(key, blob)
+    with cache.transact():
+        index = cache.get(_INDEX_KEY) or []
+        index = [(k, n) for k, n in index if k != key] + [(key, len(blob))]
+        total = sum(n for _, n in index)
+        while index and total > BUDGET_BYTES:
+            old_key, n = index.pop(0)
+            cache.delete(old_key)
+            total -= n
+        cache.set(_INDEX_KEY, index)

@@ -1,0 +1,276 @@
+"""Runs: finding them in a directory, reading their event files, stitching restarts, and tbparse's frame.
+
+A run is a directory that directly holds event files (files whose name contains "tfevents", the test
+TensorBoard uses), as in TensorBoard. slime writes one run per `--tb-experiment-name` under
+`tensorboard_log/<project>/<experiment>`, or into $TENSORBOARD_DIR
+(slime/observability/tensorboard_utils.py:34-47@624b824a), and every logging process (rollout manager,
+training actor) opens its own writer, so a run normally has several event files at once.
+
+Stitching follows TensorBoard's data server: files are read in name order (which is start-time order),
+and within one tag a value at step s replaces every earlier value at a step >= s (a restart re-logs the
+steps after its checkpoint, and the newer values win). Each replacement is reported as a restart mark.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from core.monitor.cache import read_scan
+from core.monitor.events import Damage, FileScan, accumulator_keep_mask
+
+EVENT_FILE_MARK = "tfevents"
+MAX_DIRS_WALKED = 5000
+MAX_RUNS = 64
+
+ProgressFn = Callable[[float, str], None]
+
+
+class FileReport(BaseModel):
+    """What was read from one event file."""
+
+    name: str
+    size: int
+    scalars: int
+    tags: int
+    how: str  # read | cached | appended
+    damage: list[Damage] = []
+    lost_vs_tbparse: int = 0  # scalars this reader recovered that tbparse would not have returned
+    looks_like_events: bool = True
+    tbparse_would_raise: bool = False
+    non_scalar_values: int = 0
+
+
+class RestartMark(BaseModel):
+    """A place where a tag's step went back: the newer values replaced `replaced` older points."""
+
+    tag: str
+    step: int
+    file: str
+    replaced: int
+    wall_time: float
+
+
+@dataclass
+class Series:
+    """One tag of one run after stitching, in step order."""
+
+    tag: str
+    steps: np.ndarray
+    values: np.ndarray
+    wall_times: np.ndarray
+    files: np.ndarray  # index into RunData.files
+
+
+@dataclass
+class RunData:
+    """One run, read and stitched."""
+
+    name: str
+    path: str
+    files: list[FileReport] = field(default_factory=list)
+    series: dict[str, Series] = field(default_factory=dict)
+    restarts: list[RestartMark] = field(default_factory=list)
+    start_time: float | None = None
+    scans: list[FileScan] = field(default_factory=list)
+
+    @property
+    def tags(self) -> list[str]:
+        return list(self.series)
+
+    def scalar_count(self) -> int:
+        return int(sum(len(s.steps) for s in self.series.values()))
+
+
+def is_event_file(name: str) -> bool:
+    return EVENT_FILE_MARK in name
+
+
+def list_event_files(run_dir: Path) -> list[Path]:
+    """Event files directly in `run_dir`, in name order (the order TensorBoard reads them)."""
+    try:
+        entries = sorted(os.listdir(run_dir))
+    except OSError:
+        return []
+    out = []
+    for name in entries:
+        p = run_dir / name
+        if is_event_file(name) and p.is_file() and not p.is_symlink():
+            out.append(p)
+    return out
+
+
+def discover_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED) -> list[Path]:
+    """Directories under `root` (itself included) that directly hold event files; links are not followed."""
+    runs: list[Path] = []
+    walked = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        walked += 1
+        dirnames.sort()
+        if any(is_event_file(f) for f in filenames):
+            runs.append(Path(dirpath))
+        if walked >= max_dirs or len(runs) >= MAX_RUNS:
+            break
+    return sorted(runs)
+
+
+def run_label(root: Path, run_dir: Path) -> str:
+    rel = os.path.relpath(run_dir, root)
+    return root.name if rel == "." else rel
+
+
+def read_run(run_dir: str | Path, *, name: str | None = None, cache=None, on_progress: ProgressFn | None = None,
+             files: list[Path] | None = None) -> RunData:
+    """Read every event file of a run (with the cache when given), then stitch each tag."""
+    run_dir = Path(run_dir)
+    paths = files if files is not None else list_event_files(run_dir)
+    run = RunData(name=name or run_dir.name, path=str(run_dir))
+    sizes = [max(1, p.stat().st_size) for p in paths]
+    total = float(sum(sizes)) or 1.0
+    done = 0.0
+    for p, size in zip(paths, sizes, strict=True):
+        def progress(pos: int, n: int, base=done, size=size, label=p.name) -> None:
+            if on_progress is not None:
+                on_progress(min(1.0, (base + size * (pos / max(n, 1))) / total), label)
+
+        scan, how = read_scan(p, cache, on_progress=progress)
+        done += size
+        run.scans.append(scan)
+        compat_kept = int(accumulator_keep_mask(scan, compatible=True).sum())
+        run.files.append(FileReport(
+            name=p.name, size=scan.size, scalars=len(scan.steps), tags=len(scan.tags), how=how,
+            damage=scan.damage, lost_vs_tbparse=max(0, len(scan.steps) - compat_kept),
+            looks_like_events=scan.looks_like_events, tbparse_would_raise=scan.tbparse_would_raise,
+            non_scalar_values=scan.non_scalar_values))
+        if on_progress is not None:
+            on_progress(done / total, p.name)
+    stitch(run)
+    return run
+
+
+def stitch(run: RunData) -> None:
+    """Per tag, in file then record order, a value at step s replaces earlier values at steps >= s."""
+    tag_order: list[str] = []
+    parts: dict[str, list[tuple[int, np.ndarray]]] = {}
+    for fi, scan in enumerate(run.scans):
+        if not len(scan.steps):
+            continue
+        order = np.argsort(scan.tag_ids, kind="stable")
+        ids_sorted = scan.tag_ids[order]
+        bounds = np.flatnonzero(np.diff(ids_sorted)) + 1
+        for chunk in np.split(order, bounds):
+            tag = scan.tags[int(scan.tag_ids[chunk[0]])]
+            if tag not in parts:
+                parts[tag] = []
+                tag_order.append(tag)
+            parts[tag].append((fi, chunk))
+    starts = []
+    for tag in tag_order:
+        steps = np.concatenate([run.scans[fi].steps[idx] for fi, idx in parts[tag]])
+        values = np.concatenate([run.scans[fi].values[idx] for fi, idx in parts[tag]])
+        walls = np.concatenate([run.scans[fi].wall_times[idx] for fi, idx in parts[tag]])
+        files = np.concatenate([np.full(len(idx), fi, dtype=np.int32) for fi, idx in parts[tag]])
+        # keep i iff its step is below every later step (the newest value at a step wins)
+        later_min = np.minimum.accumulate(steps[::-1])[::-1]
+        later_min = np.append(later_min[1:], np.iinfo(np.int64).max)
+        keep = steps < later_min
+        if not keep.all():
+            run.restarts.extend(_restart_marks(tag, steps, walls, files, run.files))
+        run.series[tag] = Series(tag=tag, steps=steps[keep], values=values[keep], wall_times=walls[keep],
+                                 files=files[keep])
+        if len(walls):
+            starts.append(float(np.nanmin(walls)))
+    run.start_time = min(starts) if starts else None
+
+
+def _restart_marks(tag: str, steps: np.ndarray, walls: np.ndarray, files: np.ndarray,
+                   reports: list[FileReport]) -> list[RestartMark]:
+    """Each point where the tag's step went back, with how many live points it replaced."""
+    marks = []
+    alive: list[int] = []  # steps of the points currently kept, increasing
+    for j, step in enumerate(steps.tolist()):
+        if alive and step <= alive[-1]:
+            cut = len(alive)
+            while cut and alive[cut - 1] >= step:
+                cut -= 1
+            marks.append(RestartMark(tag=tag, step=step, file=reports[int(files[j])].name,
+                                     replaced=len(alive) - cut, wall_time=float(walls[j])))
+            del alive[cut:]
+        alive.append(step)
+    return marks
+
+
+def restart_summary(run: RunData) -> list[dict]:
+    """Restarts grouped by (file, step): one line per place the run went back, with what it replaced."""
+    groups: dict[tuple[str, int], dict] = {}
+    for m in run.restarts:
+        g = groups.setdefault((m.file, m.step), {"file": m.file, "step": m.step, "tags": 0, "replaced": 0,
+                                                 "wall_time": m.wall_time})
+        g["tags"] += 1
+        g["replaced"] += m.replaced
+    return sorted(groups.values(), key=lambda g: (g["wall_time"], g["step"]))
+
+
+# -- tbparse's DataFrame, rebuilt exactly from scans ------------------------------------------------------
+
+def _file_frame(scan: FileScan | None) -> pd.DataFrame:
+    """The frame tbparse builds for one file (SummaryReader(..., extra_columns={'wall_time'}))."""
+    if scan is None or not scan.compat_scalars:
+        return pd.DataFrame.from_dict({"wall_time": []})
+    keep = accumulator_keep_mask(scan, compatible=True)
+    n = scan.compat_scalars
+    tag_ids = scan.tag_ids[:n][keep]
+    order = np.argsort(tag_ids, kind="stable")  # tags grouped in first-seen order, then record order
+    tags = np.array(scan.tags, dtype=object)
+    return pd.DataFrame.from_dict({
+        "step": scan.steps[:n][keep][order],
+        "tag": list(tags[tag_ids[order]]),
+        "value": scan.values[:n][keep][order],
+        "wall_time": scan.wall_times[:n][keep][order],
+    })
+
+
+def tbparse_frame(path: str | Path, scans: dict[str, FileScan] | None = None, cache=None) -> pd.DataFrame:
+    """What `tbparse.SummaryReader(path, extra_columns={'wall_time'}).scalars` returns, built from our reader.
+
+    Mirrors tbparse's walk: every entry of a directory in name order (subdirectories recursively), one frame
+    per file (files whose name lacks "tfevents" contribute an empty frame), concatenated, then sorted by
+    tag and step. Raises ValueError where tbparse would raise (a checksum-valid record that is no Event).
+    """
+    p = Path(path)
+    if p.is_file():
+        return _finish([_leaf(p, scans, cache)])
+    frames = []
+    for name in sorted(os.listdir(p)):
+        child = p / name
+        frames.append(tbparse_frame(child, scans, cache) if child.is_dir() else _finish([_leaf(child, scans, cache)]))
+    return _finish(frames)
+
+
+def _leaf(p: Path, scans: dict[str, FileScan] | None, cache) -> pd.DataFrame:
+    if not is_event_file(p.name):
+        return _file_frame(None)
+    scan = scans.get(str(p)) if scans else None
+    if scan is None:
+        scan, _ = read_scan(p, cache)
+    if scan.tbparse_would_raise:
+        raise ValueError(f"tbparse would raise on {p}: a record passes its checksums but is not an Event")
+    return _file_frame(scan)
+
+
+def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if f is not None]
+    if not frames:
+        return pd.DataFrame()
+    stacked = pd.concat(frames, ignore_index=True)
+    if stacked.empty:
+        return pd.DataFrame()
+    by = [c for c in ("tag", "step") if c in stacked.columns]
+    stacked.sort_values(by, ignore_index=True, inplace=True)
+    return stacked

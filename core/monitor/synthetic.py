@@ -1,0 +1,159 @@
+"""Slime-shaped TensorBoard logs for tests and benchmarks (needs tensorboardX, a dev dependency).
+
+The layout copies what slime writes at the pinned commit: the rollout manager and the Megatron actor are
+separate processes, each with its own SummaryWriter, so one run directory holds (at least) two event
+files; `rollout/*`, `perf/*` and `eval/*` are stepped by the rollout id, `train/*` by
+rollout_id * steps_per_rollout + step_id. Values are made up (seeded), shaped like a healthy GRPO run
+unless a scenario says otherwise. This writes metric logs only; it never produces training data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MANAGER_ROLLOUT_TAGS = ("rollout/response_len/mean", "rollout/response_len/median", "rollout/response_len/max",
+                        "rollout/response_len/min", "rollout/truncated_ratio", "rollout/repetition_frac")
+MANAGER_PERF_TAGS = ("perf/rollout_time", "perf/tokens_per_gpu_per_sec", "perf/longest_sample_tokens_per_sec")
+ACTOR_ROLLOUT_TAGS = ("rollout/raw_reward", "rollout/rewards", "rollout/response_lengths", "rollout/truncated",
+                      "rollout/log_probs", "rollout/ref_log_probs", "rollout/rollout_log_probs",
+                      "rollout/advantages")
+TRAIN_TAGS = ("train/loss", "train/pg_loss", "train/entropy_loss", "train/pg_clipfrac", "train/ppo_kl",
+              "train/kl_loss", "train/train_rollout_logprob_abs_diff", "train/grad_norm", "train/lr-pg_0",
+              "train/global_batch_size")
+ACTOR_PERF_TAGS = ("perf/data_preprocess_time", "perf/log_probs_time", "perf/ref_log_probs_time",
+                   "perf/actor_train_time", "perf/train_time", "perf/train_wait_time", "perf/step_time",
+                   "perf/wait_time_ratio", "perf/update_weights_time")
+
+
+@dataclass
+class Scenario:
+    """What the synthetic run should look like."""
+
+    rollouts: int = 50
+    steps_per_rollout: int = 2
+    eval_interval: int | None = 10
+    eval_dataset: str = "aime"
+    extra_tags: int = 0
+    seed: int = 0
+    reward: str = "rising"  # rising | flat_zero | falling | noisy_flat
+    entropy_collapse: bool = False
+    kl_growth: bool = False
+    grad_spike_at: int | None = None
+    truncation_climb: bool = False
+    eval_stalled: bool = False
+    rollout_dominates: bool = False
+    nan_reward_at: int | None = None
+    first_rollout: int = 0
+    wall_start: float = 1_750_000_000.0
+
+
+def _curves(s: Scenario, r: int, rng: np.random.Generator) -> dict[str, float]:
+    frac = (r + 1) / max(s.rollouts, 1)
+    noise = rng.normal(0, 0.03)
+    if s.reward == "rising":
+        reward = 0.2 + 0.5 * frac + noise
+    elif s.reward == "falling":
+        reward = 0.7 - 0.5 * frac + noise
+    elif s.reward == "flat_zero":
+        reward = 0.0
+    else:
+        reward = 0.4 + noise
+    if s.nan_reward_at is not None and r == s.nan_reward_at:
+        reward = float("nan")
+    entropy = 0.6 * math.exp(-6 * frac) + 0.01 if s.entropy_collapse else 0.55 - 0.1 * frac + rng.normal(0, 0.01)
+    length_mean = 900 + 300 * frac + rng.normal(0, 20)
+    truncated = min(0.9, 0.02 + 0.6 * frac) if s.truncation_climb else 0.02 + abs(rng.normal(0, 0.005))
+    kl = 0.001 * math.exp(5 * frac) if s.kl_growth else 0.002 + abs(rng.normal(0, 0.0003))
+    rollout_time = 300.0 if s.rollout_dominates else 30.0
+    return {"reward": reward, "entropy": entropy, "length": length_mean, "truncated": truncated, "kl": kl,
+            "rollout_time": rollout_time + rng.normal(0, 2), "train_time": 40.0 + rng.normal(0, 1)}
+
+
+def write_slime_like_run(run_dir: str | Path, scenario: Scenario | None = None) -> list[Path]:
+    """Write one slime-like run (two event files, like slime's two logging processes); return the files."""
+    from tensorboardX import SummaryWriter
+
+    s = scenario or Scenario()
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(s.seed)
+    manager = SummaryWriter(str(run_dir), filename_suffix=".rollout_manager", flush_secs=3600, max_queue=10_000)
+    actor = SummaryWriter(str(run_dir), filename_suffix=".actor", flush_secs=3600, max_queue=10_000)
+    wall = s.wall_start
+    k = s.steps_per_rollout
+    for r in range(s.first_rollout, s.first_rollout + s.rollouts):
+        c = _curves(s, r, rng)
+        wall += c["rollout_time"]
+        manager_values = {
+            "rollout/response_len/mean": c["length"], "rollout/response_len/median": c["length"] * 0.95,
+            "rollout/response_len/max": 4096.0, "rollout/response_len/min": 40.0,
+            "rollout/truncated_ratio": c["truncated"], "rollout/repetition_frac": 0.01,
+            "perf/rollout_time": c["rollout_time"], "perf/tokens_per_gpu_per_sec": 1500.0 + rng.normal(0, 30),
+            "perf/longest_sample_tokens_per_sec": 40.0,
+        }
+        for i in range(s.extra_tags):
+            manager_values[f"rollout/extra/metric_{i:03d}"] = float(rng.normal())
+        for tag, value in manager_values.items():
+            manager.add_scalar(tag, value, r, walltime=wall)
+        actor_values = {
+            "rollout/raw_reward": c["reward"], "rollout/rewards": float(rng.normal(0, 0.01)),
+            "rollout/response_lengths": c["length"], "rollout/truncated": c["truncated"],
+            "rollout/log_probs": -0.3, "rollout/ref_log_probs": -0.3 - c["kl"],
+            "rollout/rollout_log_probs": -0.3, "rollout/advantages": 0.0,
+        }
+        for tag, value in actor_values.items():
+            actor.add_scalar(tag, value, r, walltime=wall + 1)
+        for i in range(k):
+            grad = 0.3 + abs(rng.normal(0, 0.03))
+            if s.grad_spike_at is not None and r * k + i == s.grad_spike_at:
+                grad = 25.0
+            train_values = {
+                "train/loss": float(rng.normal(0, 0.01)), "train/pg_loss": float(rng.normal(0, 0.01)),
+                "train/entropy_loss": c["entropy"], "train/pg_clipfrac": 0.002,
+                "train/ppo_kl": c["kl"] / 10, "train/kl_loss": c["kl"],
+                "train/train_rollout_logprob_abs_diff": 0.01 + (c["kl"] if s.kl_growth else 0.0),
+                "train/grad_norm": grad, "train/lr-pg_0": 1e-6, "train/global_batch_size": 256.0,
+            }
+            for tag, value in train_values.items():
+                actor.add_scalar(tag, value, r * k + i, walltime=wall + 2 + i)
+        wall += c["train_time"]
+        wait = c["rollout_time"]
+        perf_values = {
+            "perf/data_preprocess_time": 1.0, "perf/log_probs_time": 5.0, "perf/ref_log_probs_time": 5.0,
+            "perf/actor_train_time": c["train_time"] - 10, "perf/train_time": c["train_time"],
+            "perf/train_wait_time": wait, "perf/step_time": wait + c["train_time"],
+            "perf/wait_time_ratio": wait / (wait + c["train_time"]), "perf/update_weights_time": 3.0,
+        }
+        for tag, value in perf_values.items():
+            actor.add_scalar(tag, value, r, walltime=wall)
+        if s.eval_interval and (r + 1) % s.eval_interval == 0:
+            score = 0.3 if s.eval_stalled else 0.2 + 0.4 * (r + 1) / s.rollouts + rng.normal(0, 0.01)
+            manager.add_scalar(f"eval/{s.eval_dataset}", score, r, walltime=wall + 5)
+            manager.add_scalar(f"eval/{s.eval_dataset}-truncated_ratio", 0.03, r, walltime=wall + 5)
+        wall += 5
+    manager.close()
+    actor.close()
+    return sorted(p for p in run_dir.iterdir() if "tfevents" in p.name)
+
+
+def write_scalar_grid(run_dir: str | Path, steps: int, tags: int, seed: int = 0) -> Path:
+    """A plain benchmark log: `tags` scalars at each of `steps` steps, one writer (steps x tags scalars)."""
+    from tensorboardX import SummaryWriter
+
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    groups = ("rollout", "train", "perf", "eval")
+    names = [f"{groups[i % 4]}/metric_{i:03d}" for i in range(tags)]
+    values = rng.normal(size=(steps, tags))
+    writer = SummaryWriter(str(run_dir), flush_secs=3600, max_queue=100_000)
+    for step in range(steps):
+        row = values[step]
+        for j, name in enumerate(names):
+            writer.add_scalar(name, float(row[j]), step, walltime=1_750_000_000.0 + step)
+    writer.close()
+    return next(p for p in run_dir.iterdir() if "tfevents" in p.name)
