@@ -69,8 +69,9 @@ CHECKLIST: tuple[ChecklistItem, ...] = (
                   why="the model's text decides the next action",
                   source=slime_source("examples/search-r1/generate_with_search.py", 111)),
     ChecklistItem(id="tool_time_limits", title="Runs tools with time limits",
-                  why="one hung tool call stalls every sample waiting behind it",
-                  source=slime_source("examples/search-r1/generate_with_search.py", 124)),
+                  why=("slime's shared HTTP client waits with no timeout (slime/utils/http_utils.py:224), so one "
+                       "hung tool call stalls its sample; the retool example gives its sandbox a timeout"),
+                  source=slime_source("examples/retool/tool_sandbox.py", 96)),
     ChecklistItem(id="tool_mask_zero", title="Appends tool output with loss mask 0",
                   why="the model did not write tool output, so it must not be trained on",
                   source=slime_source("slime/utils/types.py", 253)),

@@ -53,8 +53,7 @@ st.markdown(
 
 # -- 1. checklist ----------------------------------------------------------------------------------------
 st.subheader("1. What the function must do")
-st.dataframe([{"#": i, "The function": c.title, "Why": c.why, "Source": c.source}
-              for i, c in enumerate(CHECKLIST, 1)], hide_index=True, key="mt_checklist_table")
+st.markdown("\n".join(f"{i}. **{c.title}**: {c.why} ({plain(c.source)})" for i, c in enumerate(CHECKLIST, 1)))
 st.info(plain(TURN_LIMIT_NOTE) + f" ({plain(' · '.join(TURN_LIMIT_SOURCES))})", icon=":material/info:")
 
 # -- 2. the user's file ----------------------------------------------------------------------------------
