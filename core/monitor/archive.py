@@ -1,0 +1,154 @@
+"""Uploaded event files and zipped run directories, unpacked only into a private temporary directory.
+
+A zip member is refused when its name is absolute, climbs out with '..', is a link or a device, or when the
+archive is a bomb (too many members, too much uncompressed data, or a compression ratio no event file
+has). Nothing is ever written outside the temporary directory, and what was refused is reported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from pydantic import BaseModel
+
+MAX_MEMBERS = 2000
+MAX_TOTAL_BYTES = 2 * 1024 ** 3
+MAX_MEMBER_BYTES = 1024 ** 3
+MAX_RATIO = 200  # event files compress ~3-10x; far beyond that is a bomb
+MAX_UPLOAD_FILES = 200
+SAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class UnpackNotice(BaseModel):
+    level: str  # "warning" | "error"
+    message: str
+
+
+class Unpacked(BaseModel):
+    """Where the uploads landed, and what was refused or renamed on the way."""
+
+    directory: str
+    files: list[str] = []
+    notices: list[UnpackNotice] = []
+
+
+def safe_name(name: str) -> str:
+    """A plain file name (no directories, no odd characters) that still says it is an event file."""
+    base = PurePosixPath(str(name).replace("\\", "/")).name or "upload"
+    cleaned = SAFE_CHARS.sub("_", base).strip("._") or "upload"
+    return cleaned[:200]
+
+
+def new_workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="slime-monitor-"))
+
+
+def save_uploads(uploads: list[tuple[str, bytes]], workdir: Path, run_name: str = "uploaded") -> Unpacked:
+    """Write uploaded event files into workdir/<run_name>; names are flattened and made unique."""
+    run_dir = workdir / safe_name(run_name)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    out = Unpacked(directory=str(run_dir))
+    for i, (name, data) in enumerate(uploads):
+        if i >= MAX_UPLOAD_FILES:
+            out.notices.append(UnpackNotice(level="warning", message=f"Only the first {MAX_UPLOAD_FILES} files "
+                                                                     "were read."))
+            break
+        clean = safe_name(name)
+        if "tfevents" not in clean:
+            out.notices.append(UnpackNotice(level="warning", message=(
+                f"{clean}: the name lacks 'tfevents', which TensorBoard requires of event files; read it as "
+                "one anyway.")))
+            clean = f"events.out.tfevents.{clean}"
+        target = run_dir / clean
+        n = 1
+        while target.exists():
+            target = run_dir / f"{clean}.{n}"
+            n += 1
+        target.write_bytes(data)
+        out.files.append(str(target))
+    return out
+
+
+def unpack_zip(zip_bytes_path: Path, workdir: Path) -> Unpacked:
+    """Extract a zip of run directories into workdir/unzipped, refusing unsafe members."""
+    dest = (workdir / "unzipped").resolve()
+    dest.mkdir(parents=True, exist_ok=True)
+    out = Unpacked(directory=str(dest))
+    try:
+        zf = zipfile.ZipFile(zip_bytes_path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        out.notices.append(UnpackNotice(level="error", message=f"That is not a readable zip file ({exc})."))
+        return out
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            out.notices.append(UnpackNotice(level="error", message=(
+                f"The zip has {len(infos)} members; at most {MAX_MEMBERS} are read. Nothing was extracted.")))
+            return out
+        declared = sum(max(0, i.file_size) for i in infos)
+        if declared > MAX_TOTAL_BYTES:
+            out.notices.append(UnpackNotice(level="error", message=(
+                f"The zip would unpack to {declared / 1024 ** 2:.0f} MiB, over the {MAX_TOTAL_BYTES // 1024 ** 3} GiB "
+                "limit. Nothing was extracted.")))
+            return out
+        written = 0
+        for info in infos:
+            reason = _refusal(info, dest)
+            if reason:
+                out.notices.append(UnpackNotice(level="warning", message=f"Skipped {info.filename!r}: {reason}."))
+                continue
+            if info.is_dir():
+                continue
+            target = (dest / _member_path(info.filename)).resolve()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            size = 0
+            try:
+                with zf.open(info) as src, open(target, "wb") as dst:
+                    while True:
+                        chunk = src.read(1 << 20)
+                        if not chunk:
+                            break
+                        size += len(chunk)
+                        written += len(chunk)
+                        if size > info.file_size or size > MAX_MEMBER_BYTES or written > MAX_TOTAL_BYTES:
+                            raise ValueError("it unpacks to more than the archive declares or the limit allows")
+                        dst.write(chunk)
+            except (ValueError, zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+                target.unlink(missing_ok=True)
+                out.notices.append(UnpackNotice(level="warning", message=f"Skipped {info.filename!r}: {exc}."))
+                continue
+            out.files.append(str(target))
+    return out
+
+
+def _member_path(name: str) -> PurePosixPath:
+    return PurePosixPath(*[SAFE_CHARS.sub("_", p) for p in PurePosixPath(name.replace("\\", "/")).parts])
+
+
+def _refusal(info: zipfile.ZipInfo, dest: Path) -> str | None:
+    name = info.filename.replace("\\", "/")
+    parts = PurePosixPath(name).parts
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        return "absolute paths are not extracted"
+    if any(p == ".." for p in parts):
+        return "'..' in the path would leave the extraction directory"
+    mode = info.external_attr >> 16
+    if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)
+                 or stat.S_ISSOCK(mode)):
+        return "links and special files are not extracted"
+    if info.flag_bits & 0x1:
+        return "encrypted members are not read"
+    if not info.is_dir():
+        if info.file_size > MAX_MEMBER_BYTES:
+            return f"it unpacks to more than {MAX_MEMBER_BYTES // 1024 ** 2} MiB"
+        if info.compress_size and info.file_size / max(1, info.compress_size) > MAX_RATIO and info.file_size > 1 << 20:
+            return f"its compression ratio ({info.file_size // max(1, info.compress_size)}:1) looks like a zip bomb"
+    target = (dest / _member_path(info.filename)).resolve()
+    if target != dest and not str(target).startswith(str(dest) + os.sep):
+        return "it resolves outside the extraction directory"
+    return None

@@ -1,0 +1,65 @@
+"""Plot builders: pure functions from runs to plotly figures (no Streamlit here)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.monitor.runs import RunData
+from core.monitor.smoothing import smooth, y_range
+from core.monitor.views import X_AXIS_LABELS, RolloutAlignment, XAxis, x_values
+
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+WEBGL_ABOVE = 5000
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def scalar_figure(runs: list[RunData], tag: str, *, axis: XAxis, weight: float, ignore_outliers: bool,
+                  alignments: dict[str, RolloutAlignment], mark_restarts: bool = True,
+                  height: int = 320) -> go.Figure:
+    """One tag, every run overlaid: raw values faint, TensorBoard-smoothed line on top, restarts marked."""
+    fig = go.Figure()
+    all_y = []
+    for i, run in enumerate(runs):
+        s = run.series.get(tag)
+        if s is None or not len(s.steps):
+            continue
+        color = PALETTE[i % len(PALETTE)]
+        x = x_values(s, axis, run, alignments[run.name])
+        sm = smooth(s.values, weight)
+        all_y.append(s.values)
+        scatter = go.Scattergl if len(x) > WEBGL_ABOVE else go.Scatter
+        custom = np.column_stack([s.steps, s.values])
+        if weight > 0:
+            fig.add_trace(scatter(x=x, y=s.values, mode="lines", name=f"{run.name} (raw)",
+                                  line={"color": _rgba(color, 0.25), "width": 1}, legendgroup=run.name,
+                                  showlegend=False, hoverinfo="skip"))
+        fig.add_trace(scatter(
+            x=x, y=sm, mode="lines", name=run.name, legendgroup=run.name, line={"color": color, "width": 2},
+            customdata=custom,
+            hovertemplate=(f"{run.name}<br>step %{{customdata[0]}}<br>value %{{customdata[1]:.6g}}"
+                           "<br>smoothed %{y:.6g}<br>x %{x}<extra></extra>")))
+        if mark_restarts and axis in (XAxis.STEP, XAxis.ROLLOUT):
+            for mark in run.restarts:
+                if mark.tag != tag:
+                    continue
+                xs = x_values(type(s)(tag=tag, steps=np.array([mark.step]), values=np.array([0.0]),
+                                      wall_times=np.array([mark.wall_time]), files=np.array([0])),
+                              axis, run, alignments[run.name])
+                fig.add_vline(x=float(xs[0]), line={"color": color, "dash": "dash", "width": 1},
+                              annotation_text=f"restart ({mark.replaced} replaced)", annotation_position="top left",
+                              annotation_font_size=10)
+    rng = y_range(np.concatenate(all_y), ignore_outliers=ignore_outliers) if all_y else None
+    fig.update_layout(title={"text": tag, "font": {"size": 14}}, height=height, margin={"l": 50, "r": 10, "t": 40,
+                                                                                          "b": 40},
+                      xaxis_title=X_AXIS_LABELS[axis], hovermode="x unified" if len(runs) > 1 else "closest",
+                      legend={"orientation": "h", "y": -0.25})
+    if rng is not None:
+        fig.update_yaxes(range=list(rng))
+    return fig

@@ -1,0 +1,151 @@
+"""`slime-assistant logs PATH... [--format text|json]`: read slime TensorBoard runs and check their health.
+
+Each PATH is an event file, a run directory, or a directory holding several runs. For every run it prints
+the tags with their step ranges and point counts, what could not be read, restarts, and the verdicts with
+their evidence. Exit code: 0 when every run was read and no verdict failed, 1 when a verdict failed,
+2 when a path could not be read at all. This reads files the caller names on their own machine; it never
+runs anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from core.monitor.runs import RunData, discover_runs, read_run, restart_summary, run_label
+from core.monitor.slime_metrics import ordered_tags
+from core.monitor.verdicts import Verdict, run_verdicts
+
+EXIT_OK = 0
+EXIT_FAILED_VERDICT = 1
+EXIT_UNREADABLE = 2
+STATUS_MARK = {"ok": "OK     ", "warn": "WARN   ", "fail": "FAIL   ", "unknown": "UNKNOWN"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "logs", help="read slime TensorBoard logs: tags, step ranges, health verdicts",
+        description="Read one or more slime TensorBoard runs (event files or directories) and print their "
+                    "tags and the monitoring checklist.")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="event file, run directory, or directory of runs")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    parser.set_defaults(func=handle_logs)
+
+
+def collect_runs(paths: list[str]) -> tuple[list[RunData], list[str]]:
+    """Read every run under the given paths; problems with a path become messages, not exceptions."""
+    runs: list[RunData] = []
+    problems: list[str] = []
+    for raw in paths:
+        p = Path(raw).expanduser()
+        try:
+            if p.is_file():
+                runs.append(read_run(p.parent, name=p.name, files=[p]))
+                continue
+            if not p.is_dir():
+                problems.append(f"{raw}: no such file or directory")
+                continue
+            found = discover_runs(p)
+            if not found:
+                problems.append(f"{raw}: no event files (names containing 'tfevents') in this directory or below")
+                continue
+            for run_dir in found:
+                runs.append(read_run(run_dir, name=run_label(p, run_dir)))
+        except OSError as exc:
+            problems.append(f"{raw}: cannot be read ({exc.strerror or exc})")
+    return runs, problems
+
+
+def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
+    tags = {}
+    for tag in ordered_tags(run.tags):
+        s = run.series[tag]
+        if len(s.steps):
+            tags[tag] = {"first_step": int(s.steps[0]), "last_step": int(s.steps[-1]), "points": int(len(s.steps))}
+        else:
+            tags[tag] = {"first_step": None, "last_step": None, "points": 0}
+    return {
+        "path": run.path,
+        "name": run.name,
+        "tags": tags,
+        "verdicts": [{"code": v.code, "status": v.status, "message": v.message, "evidence": v.evidence}
+                     for v in verdicts],
+        "files": [{"name": f.name, "size": f.size, "scalars": f.scalars,
+                   "damage": [d.model_dump() for d in f.damage],
+                   "recovered_beyond_tbparse": f.lost_vs_tbparse} for f in run.files],
+        "restarts": restart_summary(run),
+    }
+
+
+def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
+    lines = [f"== {run.name}  ({run.path})", f"   {len(run.files)} event file(s), {run.scalar_count()} scalars"]
+    for f in run.files:
+        for d in f.damage:
+            lines.append(f"   ! {f.name}: {d.message}")
+        if f.lost_vs_tbparse:
+            lines.append(f"   ! {f.name}: {f.lost_vs_tbparse} scalar(s) read past damage (tbparse would stop "
+                         "before them)")
+    for r in restart_summary(run):
+        lines.append(f"   restart: {r['file']} went back to step {r['step']} ({r['tags']} tag(s), "
+                     f"{r['replaced']} older point(s) replaced)")
+    lines.append("   tags:")
+    width = max((len(t) for t in run.tags), default=10)
+    for tag in ordered_tags(run.tags):
+        s = run.series[tag]
+        rng = f"{int(s.steps[0])}..{int(s.steps[-1])}" if len(s.steps) else "-"
+        lines.append(f"     {tag:<{width}}  steps {rng:<14} {len(s.steps)} point(s)")
+    lines.append("   checklist:")
+    for v in verdicts:
+        lines.append(f"     {STATUS_MARK[v.status]} {v.code} {v.title}: {v.message}")
+        if v.evidence:
+            shown = ", ".join(f"{k}={_short(val)}" for k, val in v.evidence.items())
+            lines.append(f"             evidence: {shown}")
+        if v.fix and v.status in ("warn", "fail"):
+            lines.append(f"             adjust: {v.fix}")
+        for c in v.commands:
+            lines.append(f"             draft (run it yourself): {c}")
+    return "\n".join(lines)
+
+
+def _short(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def handle_logs(args: argparse.Namespace) -> int:
+    runs, problems = collect_runs(args.paths)
+    results = [(run, run_verdicts(run)) for run in runs]
+    if args.format == "json":
+        payload = {"runs": [_finite_json(run_to_json(r, v)) for r, v in results]}
+        if problems:
+            payload["problems"] = problems
+        print(json.dumps(payload, indent=2, allow_nan=False, default=_json_default))
+    else:
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        print("\n\n".join(render_run_text(r, v) for r, v in results))
+    if not runs:
+        return EXIT_UNREADABLE
+    if problems:
+        return EXIT_UNREADABLE
+    return EXIT_FAILED_VERDICT if any(v.status == "fail" for _, vs in results for v in vs) else EXIT_OK
+
+
+def _json_default(obj):
+    return str(obj)
+
+
+def _finite_json(obj):
+    """JSON has no NaN or Infinity: such numbers become null."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite_json(v) for v in obj]
+    return obj
