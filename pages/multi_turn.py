@@ -198,6 +198,19 @@ if match.status != "exact":
     picked = st.selectbox("Model script to source (scripts/models)", ["(choose)", *names], key="mt_model_script")
     model_script_name = None if picked == "(choose)" else picked
 
+layouts = ["Colocated (share every GPU)", "Disaggregated (separate actor and rollout GPUs)"]
+layout_choice = st.radio("GPU layout", layouts, key="mt_layout", horizontal=True, disabled=profile.gpus_total < 2)
+colocate = profile.gpus_total < 2 or layout_choice == layouts[0]
+st.caption("Multi-turn rollouts spend much of their time waiting on tools, so generation often dominates; "
+           "separate rollout GPUs keep the engines loaded while the actor trains. Colocated is the default and "
+           "the only choice on one GPU.")
+actor_gpus = None
+if not colocate:
+    default_actor = (profile.nodes // 2) * profile.per_node if profile.nodes > 1 else max(1, profile.per_node // 2)
+    actor_gpus = int(st.number_input("Actor (training) GPUs", min_value=1, max_value=max(1, profile.gpus_total - 1),
+                                     value=min(default_actor, max(1, profile.gpus_total - 1)), step=1,
+                                     key="mt_actor_gpus"))
+
 extra = [ExtraArg(flag="--custom-generate-function-path", value=generate_path, group="CUSTOM_ARGS",
                   comment=f"your generate function; loaded with load_function ({LOAD_FUNCTION_SOURCE})")]
 if config_path:
@@ -205,7 +218,8 @@ if config_path:
                           comment=f"YAML whose keys slime copies onto args ({CUSTOM_CONFIG_SOURCE})"))
 try:
     request = DraftRequest.from_profile(
-        profile, "multi_turn", model_script=model_script_name, input_key=input_key or "prompt",
+        profile, "multi_turn", model_script=model_script_name, colocate=colocate, actor_gpus=actor_gpus,
+        input_key=input_key or "prompt",
         label_key=label_key or None, custom_rm_path=rm_path or None, rm_type=rm_type or None,
         extra_args=extra, extra_pythonpath=[module_dir] if module_dir else [])
 except ValueError as exc:  # pydantic's ValidationError is a ValueError

@@ -157,3 +157,22 @@ def test_hostile_user_values_stay_inert(app_env, make_app, checker):
     assert shlex.split(line) == ["--prompt-data", hostile_data]
     line = next(ln for ln in script.splitlines() if ln.strip().startswith("--input-key"))
     assert shlex.split(line) == ["--input-key", "q`id`"]
+
+
+@pytest.mark.parametrize(("gpus", "per_node", "split", "layout"), [
+    (1, None, False, ["--colocate"]),
+    (8, None, False, ["--actor-num-gpus-per-node 8", "--colocate"]),
+    (16, 8, True, ["--actor-num-nodes 1", "--actor-num-gpus-per-node 8", "--rollout-num-gpus 8"]),
+], ids=str)
+def test_realistic_profiles_draft_ready_scripts(app_env, make_app, checker, gpus, per_node, split, layout):
+    at = open_page(app_env, make_app, gpus_total=gpus, gpus_per_node=per_node)
+    at.text_input(key="mt_generate_path").input("generate_with_search.generate")
+    at.text_input(key="mt_rm_path").input("generate_with_search.reward_func")
+    at = confirm(at)
+    if split:
+        at.radio(key="mt_layout").set_value("Disaggregated (separate actor and rollout GPUs)").run()
+    assert not at.exception
+    script = script_of(at)
+    assert all(w in script for w in layout), layout
+    assert "--custom-generate-function-path generate_with_search.generate" in script
+    assert any("Ready for your review" in s.value for s in at.success)
