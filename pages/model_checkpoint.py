@@ -201,6 +201,8 @@ if comparison is not None:
 else:
     todo.append("compare the checkpoint's config.json with the model script (optional, recommended)"
                 if config_error is None else f"upload a readable config.json ({config_error})")
+if hf_dir.strip() == default_hf:
+    todo.append(f"confirm the Hugging Face folder ({default_hf} is a guess from the model name)")
 if ready:
     done.append(f"conversion command drafted: convert-{script.name}.sh (for your review; nothing was run)")
 else:
