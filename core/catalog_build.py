@@ -12,6 +12,7 @@ source text (`default_repr`) or a note, never guessed.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -1254,11 +1255,17 @@ class Interpreter:
                                                                                           "typing.Annotated"}):
             return None
         for extra in _subscript_args(annotation)[1:]:
-            if isinstance(extra, ast.Constant) and isinstance(extra.value, str):
+            if isinstance(extra, ast.JoinedStr):
                 return {}
-            if isinstance(extra, (ast.JoinedStr, ast.BinOp)) and not isinstance(extra, ast.Call):
-                return {}
-            if isinstance(extra, ast.Call) and ast.unparse(extra.func).split(".")[-1] == "Arg":
+            if not isinstance(extra, ast.Call):
+                try:
+                    help_text = self.evaluate(extra, {}, f.module)
+                except Unresolved:
+                    continue
+                if isinstance(help_text, str):
+                    return {}
+                continue
+            if ast.unparse(extra.func).split(".")[-1] == "Arg":
                 meta: dict[str, Any] = {}
                 for kw in extra.keywords:
                     if kw.arg is None or kw.arg == "help":
@@ -1537,6 +1544,12 @@ def spec_from_raw(raw: RawFlag, interp: Interpreter) -> FlagSpec:
     except Unresolved:
         default = None
         default_repr = _value_text(raw_default)
+    if type_name == "json.loads" and isinstance(default, str) and action == "store":
+        try:
+            default, default_repr = json.loads(default), repr(default)
+            notes.append("argparse passes a string default through type, so the value is the parsed JSON")
+        except ValueError:
+            pass
     if isinstance(raw_default, Symbol) and raw_default.text.endswith("SUPPRESS"):
         notes.append("argparse.SUPPRESS: the attribute is absent unless the flag is given")
 
@@ -1815,7 +1828,9 @@ def _skipped_flags(parser: ParserModel | None) -> list[SkippedFlag]:
 _PARSER_NOTES = {
     "pre": "slime's pre-parser reads a few mode flags (--train-backend, --debug-*) before anything else.",
     "sglang": "Skipped entirely when --debug-train-only or --load-debug-rollout-data is given; its values are "
-              "copied over the main parser's.",
+              "copied over the main parser's. Abbreviations are on: a unique prefix of one of its flags is taken "
+              "as that flag without a word, and a prefix shared by several of them stops slime with an "
+              "'ambiguous option' error.",
     "sglang_tp": "A throwaway parser inside sglang_parse_args that only computes the default SGLang TP size; "
                  "its values are not kept.",
     "main": "Megatron's parser plus slime's own flags; --sglang-* and pre-parser flags are unknown here and "
