@@ -1,6 +1,226 @@
-"""Placeholder: this workflow's page is being built."""
+"""Monitor training: load slime TensorBoard runs, plot them as TensorBoard does, and answer "is it working?"."""
+
+import hashlib
+import json
+from pathlib import Path
 
 import streamlit as st
 
-st.title("monitor")
-st.info("This workflow is not built yet.")
+from core.knowledge import get_card
+from core.monitor.archive import new_workdir, save_uploads, unpack_zip
+from core.monitor.plots import scalar_figure
+from core.monitor.report import checklist_text, read_findings
+from core.monitor.runs import discover_runs, read_run, run_label
+from core.monitor.slime_metrics import (
+    SRC_TB,
+    SRC_TB_ARGS,
+    draft_tensorboard_command,
+    draft_tensorboard_flags,
+    filter_tags,
+    group_of,
+    ordered_tags,
+)
+from core.monitor.smoothing import DEFAULT_WEIGHT, MAX_WEIGHT
+from core.monitor.verdicts import run_verdicts
+from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table
+from core.paths import PathRefused, resolve_allowed
+from ui.common import get_store, plain, profile_caption, require_profile, save_record, show_findings
+
+MAX_CHARTS = 40
+STATUS_UI = {"ok": (st.success, ":material/check_circle:"), "warn": (st.warning, ":material/warning:"),
+             "fail": (st.error, ":material/error:"), "unknown": (st.info, ":material/help:")}
+
+st.title("Monitor training")
+profile = require_profile()
+profile_caption(profile)
+st.write("Load the TensorBoard logs of one or more slime runs to see their curves the way TensorBoard draws "
+         "them, and a checklist that reads the curves for you. Files are only read, never changed; commands "
+         "below are drafts for you to run.")
+
+if "mon_sources" not in st.session_state:
+    st.session_state["mon_sources"] = []  # [{"label", "path"}]
+if "mon_uploads" not in st.session_state:
+    st.session_state["mon_uploads"] = {}  # upload signature -> list of run dirs
+
+with st.expander("Turn TensorBoard logging on in slime", expanded=False):
+    c1, c2 = st.columns(2)
+    project = c1.text_input("Project (--tb-project-name)", value="slime", key="mon_tb_project")
+    experiment = c2.text_input("Experiment (--tb-experiment-name)", value=f"{profile.model}-grpo",
+                               key="mon_tb_experiment")
+    st.code(draft_tensorboard_flags(project.strip() or "slime", experiment.strip() or "run1"), language="bash")
+    st.caption(f"Add these to the launch script's arguments ({plain(SRC_TB_ARGS)}). slime then writes to "
+               f"tensorboard_log/<project>/<experiment>, or to $TENSORBOARD_DIR when that is set "
+               f"({plain(SRC_TB)}). Set the experiment name: without it each logging process stamps its own "
+               "start time, so the rollout manager's and the trainer's files can land in different folders.")
+    st.code(draft_tensorboard_command(f"tensorboard_log/{project.strip() or 'slime'}"), language="bash")
+    st.caption("Or look at the same logs in TensorBoard itself (a draft: run it where the logs are).")
+
+st.subheader("1. Load runs")
+tab_files, tab_zip, tab_dir = st.tabs(["Upload event files", "Upload a zip of run folders", "Folder on this machine"])
+with tab_files:
+    uploads = st.file_uploader("Event files (events.out.tfevents.*) of one run", accept_multiple_files=True,
+                               key="mon_upload_files")
+    upload_name = st.text_input("Name for this run", value="uploaded-run", key="mon_upload_name")
+with tab_zip:
+    zipped = st.file_uploader("A .zip of a run folder (or of tensorboard_log/<project>)", type=["zip"],
+                              key="mon_upload_zip")
+with tab_dir:
+    typed_dir = st.text_input("Run folder, or a folder of runs (inside the configured roots)", key="mon_dir")
+    if st.button("Add this folder", key="mon_dir_add"):
+        try:
+            allowed = resolve_allowed(typed_dir, want="dir")
+        except PathRefused as exc:
+            st.error(plain(str(exc)), icon=":material/block:")
+        else:
+            found = discover_runs(allowed.path)
+            if not found:
+                st.error(f"No event files (names containing 'tfevents') in {plain(str(allowed.path))} or below.",
+                         icon=":material/folder_off:")
+            for run_dir in found:
+                entry = {"label": run_label(allowed.path, run_dir), "path": str(run_dir)}
+                if entry not in st.session_state["mon_sources"]:
+                    st.session_state["mon_sources"].append(entry)
+
+notices = []
+if uploads:
+    sig = hashlib.sha256(b"".join(f"{u.name}:{u.size}".encode() for u in uploads)).hexdigest()[:16]
+    if sig not in st.session_state["mon_uploads"]:
+        unpacked = save_uploads([(u.name, u.getvalue()) for u in uploads], new_workdir(), upload_name or "uploaded")
+        st.session_state["mon_uploads"][sig] = {"dirs": [unpacked.directory], "label": upload_name or "uploaded",
+                                                "notices": [n.model_dump() for n in unpacked.notices]}
+if zipped is not None:
+    sig = "zip:" + hashlib.sha256(f"{zipped.name}:{zipped.size}".encode()).hexdigest()[:16]
+    if sig not in st.session_state["mon_uploads"]:
+        workdir = new_workdir()
+        zpath = workdir / "upload.zip"
+        zpath.write_bytes(zipped.getvalue())
+        unpacked = unpack_zip(zpath, workdir)
+        zpath.unlink(missing_ok=True)
+        root = Path(unpacked.directory)
+        st.session_state["mon_uploads"][sig] = {"dirs": [str(d) for d in discover_runs(root)], "root": str(root),
+                                                "label": Path(zipped.name).stem,
+                                                "notices": [n.model_dump() for n in unpacked.notices]}
+
+sources = list(st.session_state["mon_sources"])
+for entry in st.session_state["mon_uploads"].values():
+    notices.extend(entry["notices"])
+    for d in entry["dirs"]:
+        label = entry["label"] if len(entry["dirs"]) == 1 or "root" not in entry else (
+            f"{entry['label']}/{run_label(Path(entry['root']), Path(d))}")
+        sources.append({"label": label, "path": d})
+    if "root" in entry and not entry["dirs"]:
+        notices.append({"level": "error", "message": f"{entry['label']}.zip holds no event files."})
+for n in notices:
+    (st.error if n["level"] == "error" else st.warning)(plain(n["message"]), icon=":material/folder_zip:")
+
+if st.session_state["mon_sources"] and st.button("Forget the folders added", key="mon_clear"):
+    st.session_state["mon_sources"] = []
+    st.rerun()
+
+if not sources:
+    st.info("Upload event files or a zip, or add a folder, to see the curves and the checklist.")
+    st.stop()
+
+runs = []
+progress = st.progress(0.0, text="Reading event files")
+cache = get_store().cache
+for i, src in enumerate(sources):
+    def on_progress(frac: float, name: str, i=i) -> None:
+        progress.progress(min(1.0, (i + frac) / len(sources)), text=f"Reading {name}")
+
+    try:
+        run = read_run(src["path"], name=src["label"], cache=cache, on_progress=on_progress)
+    except OSError as exc:
+        st.error(f"{plain(src['label'])}: cannot be read ({plain(str(exc))}).")
+        continue
+    runs.append(run)
+progress.empty()
+names_seen: dict[str, int] = {}
+for run in runs:
+    if run.name in names_seen:
+        names_seen[run.name] += 1
+        run.name = f"{run.name} ({names_seen[run.name]})"
+    else:
+        names_seen[run.name] = 1
+st.caption(" · ".join(f"{plain(r.name)}: {len(r.files)} file(s), {r.scalar_count()} scalars" for r in runs))
+
+findings = [f for run in runs for f in read_findings(run)]
+if findings:
+    with st.expander(f"What could not be read, restarts, notes ({len(findings)})",
+                     expanded=any(f.severity.value != "info" for f in findings)):
+        show_findings(findings, key_prefix="mon_read")
+
+st.subheader("2. Is it working?")
+steps_override = st.number_input("Optimizer steps per rollout (0 = work it out from the logs)", min_value=0,
+                                 max_value=100_000, value=0, step=1, key="mon_steps_per_rollout")
+alignments = {run.name: rollout_alignment(run, int(steps_override) or None) for run in runs}
+results = [(run, run_verdicts(run)) for run in runs]
+for run, verdicts in results:
+    counts = {s: sum(v.status == s for v in verdicts) for s in ("fail", "warn", "ok", "unknown")}
+    label = (f"{run.name}: {counts['fail']} fail, {counts['warn']} warn, {counts['ok']} ok, "
+             f"{counts['unknown']} not enough data")
+    with st.expander(label, expanded=len(results) == 1 or counts["fail"] > 0):
+        st.caption(plain(f"Rollout index: {alignments[run.name].how}."))
+        for v in verdicts:
+            box, icon = STATUS_UI[v.status]
+            lines = [f"{v.code} · {v.title}", v.message]
+            if v.fix and v.status in ("warn", "fail"):
+                lines.append(f"Adjust: {v.fix}")
+            if v.source:
+                lines.append(f"Source: {v.source}")
+            titles = [c.title for c in (get_card(cid) for cid in v.cards) if c]
+            if titles:
+                lines.append("Read more: " + ", ".join(f"knowledge card '{t}'" for t in titles))
+            box(plain("\n\n".join(lines)), icon=icon)
+            if v.evidence:
+                st.code(json.dumps(v.evidence, default=str, allow_nan=True), language="json")
+            for command in v.commands:
+                st.code(command, language="bash")
+        cols = st.columns(max(1, len({c for v in verdicts for c in v.cards})))
+        for col, cid in zip(cols, sorted({c for v in verdicts for c in v.cards}), strict=False):
+            card = get_card(cid)
+            if card:
+                col.page_link("pages/knowledge.py", label=card.title, icon=":material/menu_book:",
+                              query_params={"card": cid})
+
+st.subheader("3. Curves")
+c1, c2, c3 = st.columns([2, 2, 1])
+pattern = c1.text_input("Filter tags (regular expression)", key="mon_filter", placeholder="reward|kl|entropy")
+axis_label = c2.selectbox("x axis", [X_AXIS_LABELS[a] for a in XAxis], key="mon_xaxis")
+axis = next(a for a in XAxis if X_AXIS_LABELS[a] == axis_label)
+ignore_outliers = c3.checkbox("Ignore outliers", key="mon_outliers",
+                              help="y range from the 5th to the 95th percentile, as TensorBoard's option does")
+weight = st.slider("Smoothing", min_value=0.0, max_value=MAX_WEIGHT, value=DEFAULT_WEIGHT, step=0.001,
+                   key="mon_smoothing", help="TensorBoard's debiased exponential moving average; 0 = raw values")
+all_tags = ordered_tags(sorted({t for run in runs for t in run.tags}))
+tags, filter_problem = filter_tags(all_tags, pattern)
+if filter_problem:
+    st.warning(plain(filter_problem))
+if not tags:
+    st.info("No tag matches that filter.")
+shown_tags = tags[:MAX_CHARTS]
+if len(tags) > MAX_CHARTS:
+    st.caption(f"Showing the first {MAX_CHARTS} of {len(tags)} tags; narrow the filter to see the others.")
+current_group = None
+for tag in shown_tags:
+    group = group_of(tag)
+    if group != current_group:
+        st.markdown(f"#### {plain(group)}/")
+        current_group = group
+    fig = scalar_figure(runs, tag, axis=axis, weight=weight, ignore_outliers=ignore_outliers, alignments=alignments)
+    st.plotly_chart(fig, key=f"mon_fig_{tag}", config={"displaylogo": False})
+
+table = shown_table(runs, shown_tags, axis, weight, alignments)
+st.download_button("Download what is shown (CSV)", table.to_csv(index=False).encode(), file_name="monitor.csv",
+                   mime="text/csv", key="mon_csv", disabled=table.empty)
+
+text = checklist_text(results)
+status = "done" if any(v.status != "unknown" for _, vs in results for v in vs) else "started"
+done = [f"{r.name}: checklist read ({sum(v.status == 'ok' for v in vs)} ok)" for r, vs in results]
+todo = [f"{r.name}: {v.code} {v.title} ({v.status})" for r, vs in results for v in vs if v.status in ("warn", "fail")]
+record_key = (status, text)
+if st.session_state.get("mon_recorded") != record_key:
+    save_record(profile, "monitor", status, done=done, todo=todo,
+                summary=f"{len(runs)} run(s) read; {len(todo)} item(s) to look at", output_name="monitor-checklist.txt",
+                output=text, output_mime="text/plain")
+    st.session_state["mon_recorded"] = record_key
