@@ -270,54 +270,65 @@ def _attr_chain(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
-def _call_name(node: ast.Call) -> str:
-    return _attr_chain(node.func)
+class ModuleIndex:
+    """One pass over the module, keeping the nodes the checklist looks at (so a large file is walked once)."""
 
+    def __init__(self, tree: ast.Module) -> None:
+        self.calls: list[tuple[str, ast.Call]] = []
+        self.strings: list[tuple[str, int]] = []
+        self.attr_loads: list[tuple[str, int]] = []
+        self.attr_stores: dict[str, list[int]] = {}
+        self.loops: list[ast.For | ast.AsyncFor | ast.While] = []
+        self.mults: list[ast.BinOp] = []
+        self.aug_adds: list[ast.AugAssign] = []
+        self.named: list[tuple[str, int]] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                self.calls.append((_attr_chain(node.func), node))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self.strings.append((node.value, node.lineno))
+            elif isinstance(node, ast.Attribute):
+                if isinstance(node.ctx, ast.Store):
+                    self.attr_stores.setdefault(node.attr, []).append(node.lineno)
+                else:
+                    self.attr_loads.append((node.attr, node.lineno))
+                self.named.append((node.attr, node.lineno))
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                self.loops.append(node)
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                self.mults.append(node)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+                self.aug_adds.append(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.named.append((node.name, node.lineno))
+            elif isinstance(node, ast.Name):
+                self.named.append((node.id, node.lineno))
 
-def _assigned_attrs(tree: ast.AST) -> dict[str, list[int]]:
-    """Attribute names assigned anywhere (x.attr = ..., x.attr += ...), with their lines."""
-    out: dict[str, list[int]] = {}
-    for node in ast.walk(tree):
-        targets: list[ast.AST] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        for t in targets:
-            for sub in ast.walk(t):
-                if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
-                    out.setdefault(sub.attr, []).append(node.lineno)
-    return out
+    def call_lines(self, *names: str, last_part: bool = False) -> list[int]:
+        wanted = set(names)
+        return [c.lineno for n, c in self.calls if (n.split(".")[-1] if last_part else n) in wanted]
 
+    def keyword_lines(self, keyword_name: str, value: object = ...) -> list[int]:
+        lines = []
+        for _, c in self.calls:
+            for kw in c.keywords:
+                if kw.arg == keyword_name and (value is ... or (isinstance(kw.value, ast.Constant)
+                                                               and kw.value.value is value)):
+                    lines.append(c.lineno)
+        return lines
 
-def _calls(tree: ast.AST) -> list[ast.Call]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    def append_calls(self) -> list[ast.Call]:
+        return [c for n, c in self.calls if n.endswith("append_response_tokens")]
 
-
-def _strings(tree: ast.AST) -> list[tuple[str, int]]:
-    return [(n.value, n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-
-
-def _mask_list_lines(tree: ast.AST, value: int) -> list[int]:
-    """Lines building a mask like [value] * n."""
-    lines = []
-    for n in ast.walk(tree):
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+    def mask_list_lines(self, value: int) -> list[int]:
+        """Lines building a mask like [value] * n."""
+        lines = []
+        for n in self.mults:
             for side in (n.left, n.right):
                 if (isinstance(side, ast.List) and len(side.elts) == 1 and isinstance(side.elts[0], ast.Constant)
                         and side.elts[0].value == value and not isinstance(side.elts[0].value, bool)):
                     lines.append(n.lineno)
-    return lines
-
-
-def _kw_calls(tree: ast.AST, keyword_name: str, value: object | None = None) -> list[int]:
-    lines = []
-    for c in _calls(tree):
-        for kw in c.keywords:
-            if kw.arg == keyword_name and (value is None or (isinstance(kw.value, ast.Constant)
-                                                             and kw.value.value is value)):
-                lines.append(c.lineno)
-    return lines
+        return lines
 
 
 def _evidence(lines: list[int], what: str) -> str:
@@ -326,95 +337,84 @@ def _evidence(lines: list[int], what: str) -> str:
     return f"{what} (line{'s' if len(uniq) > 1 else ''} {shown})"
 
 
-def _see_turn_loop(tree: ast.Module, fn: ast.AST) -> tuple[bool, str]:
-    range_loops = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor))
-                   and isinstance(n.iter, ast.Call) and _call_name(n.iter) == "range"]
+def _see_turn_loop(ix: ModuleIndex) -> tuple[bool, str]:
+    range_loops = [n.lineno for n in ix.loops if isinstance(n, (ast.For, ast.AsyncFor))
+                   and isinstance(n.iter, ast.Call) and _attr_chain(n.iter.func) == "range"]
     if range_loops:
         return True, _evidence(range_loops, "a for loop over range(...)")
-    bounded_while = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.While)
+    bounded_while = [n.lineno for n in ix.loops if isinstance(n, ast.While)
                      and any(isinstance(s, ast.Compare) for s in ast.walk(n.test))]
     if bounded_while:
         return True, _evidence(bounded_while, "a while loop with a comparison in its condition")
-    loops = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-    if loops:
-        return False, _evidence(loops, "loops without a visible bound")
+    if ix.loops:
+        return False, _evidence([n.lineno for n in ix.loops], "loops without a visible bound")
     return False, "no loop in the file"
 
 
-def _see_router(tree: ast.Module, fn: ast.AST) -> tuple[bool, str]:
-    lines = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-             and n.attr in ("sglang_router_ip", "sglang_router_port")]
-    lines += [ln for s, ln in _strings(tree) if "/generate" in s or "/v1/chat/completions" in s]
-    lines += [c.lineno for c in _calls(tree) if _call_name(c).split(".")[-1] in ("OpenAIAdapter", "AnthropicAdapter")]
+def _see_router(ix: ModuleIndex) -> tuple[bool, str]:
+    lines = [ln for a, ln in ix.attr_loads if a in ("sglang_router_ip", "sglang_router_port")]
+    lines += [ln for s, ln in ix.strings if "/generate" in s or "/v1/chat/completions" in s]
+    lines += ix.call_lines("OpenAIAdapter", "AnthropicAdapter", last_part=True)
     if lines:
         return True, _evidence(lines, "the router address or its /generate endpoint")
     return False, "no router address, /generate URL or slime agent adapter in this file"
 
 
-def _see_tool_calls(tree: ast.Module, fn: ast.AST) -> tuple[bool, str]:
-    lines = [c.lineno for c in _calls(tree) if _call_name(c) in (
-        "re.search", "re.findall", "re.finditer", "re.match", "re.fullmatch", "json.loads")]
-    lines += [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Name,
-                                                                  ast.Attribute))
-              and TOOL_PARSER_NAME.search(getattr(n, "name", None) or getattr(n, "id", None) or getattr(n, "attr", ""))]
+def _see_tool_calls(ix: ModuleIndex) -> tuple[bool, str]:
+    lines = ix.call_lines("re.search", "re.findall", "re.finditer", "re.match", "re.fullmatch", "json.loads")
+    lines += [ln for name, ln in ix.named if TOOL_PARSER_NAME.search(name)]
     if lines:
         return True, _evidence(lines, "parsing of the model output (regex, JSON or a tool-call parser)")
     return False, "no regex, JSON parsing or tool-call parser in this file"
 
 
-def _see_time_limits(tree: ast.Module, fn: ast.AST) -> tuple[bool, str]:
-    lines = [c.lineno for c in _calls(tree) if _call_name(c).split(".")[-1] in (
-        "wait_for", "timeout", "timeout_at", "ClientTimeout")]
-    lines += _kw_calls(tree, "timeout")
+def _see_time_limits(ix: ModuleIndex) -> tuple[bool, str]:
+    lines = ix.call_lines("wait_for", "timeout", "timeout_at", "ClientTimeout", last_part=True)
+    lines += ix.keyword_lines("timeout")
     if lines:
         return True, _evidence(lines, "a timeout (asyncio.wait_for / asyncio.timeout / timeout=)")
     return False, "no asyncio.wait_for, asyncio.timeout or timeout= argument in this file"
 
 
-def _see_mask_zero(tree: ast.Module, fn: ast.AST) -> tuple[bool, str]:
-    lines = _mask_list_lines(tree, 0) + _kw_calls(tree, "trainable", False)
+def _see_mask_zero(ix: ModuleIndex) -> tuple[bool, str]:
+    lines = ix.mask_list_lines(0) + ix.keyword_lines("trainable", False)
     if lines:
         return True, _evidence(lines, "loss mask 0 for appended tool tokens ([0] * n or trainable=False)")
     return False, "no [0] * n mask and no append_response_tokens(..., trainable=False)"
 
 
-def _append_calls(tree: ast.AST) -> list[ast.Call]:
-    return [c for c in _calls(tree) if _call_name(c).endswith("append_response_tokens")]
-
-
-def _see_mask_one(tree: ast.Module, fn: ast.AST) -> tuple[bool, str]:
-    lines = _mask_list_lines(tree, 1) + _kw_calls(tree, "trainable", True)
-    lines += [c.lineno for c in _append_calls(tree) if not any(k.arg == "trainable" for k in c.keywords)]
+def _see_mask_one(ix: ModuleIndex) -> tuple[bool, str]:
+    lines = ix.mask_list_lines(1) + ix.keyword_lines("trainable", True)
+    lines += [c.lineno for c in ix.append_calls() if not any(k.arg == "trainable" for k in c.keywords)]
     if lines:
         return True, _evidence(lines, "loss mask 1 for model tokens ([1] * n or trainable tokens)")
     return False, "no [1] * n mask and no trainable append_response_tokens(...)"
 
 
-def _see_token_concat(tree: ast.Module, fn: ast.AST) -> tuple[bool, str]:
-    lines = [ln for s, ln in _strings(tree) if s in ("output_token_logprobs", "output_ids")]
-    lines += [c.lineno for c in _append_calls(tree)]
-    lines += [n.lineno for n in ast.walk(tree) if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
-              and "token" in _attr_chain(n.target).lower()]
+def _see_token_concat(ix: ModuleIndex) -> tuple[bool, str]:
+    lines = [ln for s, ln in ix.strings if s in ("output_token_logprobs", "output_ids")]
+    lines += [c.lineno for c in ix.append_calls()]
+    lines += [n.lineno for n in ix.aug_adds if "token" in _attr_chain(n.target).lower()]
     if lines:
         return True, _evidence(lines, "token ids appended turn by turn")
     return False, "no token-id list grown turn by turn (e.g. from meta_info['output_token_logprobs'])"
 
 
-def _see_attr(attr: str) -> Callable[[ast.Module, ast.AST], tuple[bool, str]]:
-    def see(tree: ast.Module, fn: ast.AST) -> tuple[bool, str]:
-        lines = _assigned_attrs(tree).get(attr, [])
+def _see_attr(attr: str) -> Callable[[ModuleIndex], tuple[bool, str]]:
+    def see(ix: ModuleIndex) -> tuple[bool, str]:
+        lines = list(ix.attr_stores.get(attr, []))
         if attr in ("tokens", "response_length", "loss_mask"):
-            appended = [c.lineno for c in _append_calls(tree)]
+            appended = [c.lineno for c in ix.append_calls()]
             if appended and not lines:
                 return True, _evidence(appended, f"sample.append_response_tokens(...), which updates {attr}")
-            lines = lines + appended
+            lines += appended
         if lines:
             return True, _evidence(lines, f"an assignment to .{attr}")
         return False, f"no assignment to .{attr} in this file"
     return see
 
 
-SEERS: dict[str, Callable[[ast.Module, ast.AST], tuple[bool, str]]] = {
+SEERS: dict[str, Callable[[ModuleIndex], tuple[bool, str]]] = {
     "turn_loop": _see_turn_loop,
     "calls_router": _see_router,
     "extracts_tool_calls": _see_tool_calls,
@@ -480,9 +480,10 @@ def check_generate_source(data: bytes | str, function_name: str = DEFAULT_FUNCTI
             findings.append(f)
     findings += check_signature(fn)
     findings += check_unbounded_while(tree)
+    index = ModuleIndex(tree)
     results = []
     for item in CHECKLIST:
-        seen, evidence = SEERS[item.id](tree, fn)
+        seen, evidence = SEERS[item.id](index)
         results.append(ChecklistResult(item=item, seen=seen, evidence=evidence))
     sets_reward = next(r.seen for r in results if r.item.id == "sets_reward")
     findings.append(reward_finding(sets_reward))
