@@ -7,7 +7,7 @@ Facts (all at slime 624b824a):
   `multi_turn/*` use step_key "rollout/step"; `eval/*` uses "eval/step"; both are
   `compute_rollout_step(args, rollout_id)`: the rollout id, or rollout_id * rollout_batch_size *
   n_samples_per_prompt // global_batch_size with --wandb-always-use-train-step
-  (slime/observability/metric_utils.py:171-174, rollout_metrics.py:249-251 and 269-271,
+  (slime/observability/metric_utils.py:120-123, rollout_metrics.py:249-251 and 269-271,
   train_metric_utils.py:136-138 and 403-405).
 - `train/*` uses "train/step" = rollout_id * num_steps_per_rollout + step_id, one point per optimizer step
   (slime/backends/megatron_utils/model.py:879 and 897-898).
@@ -40,7 +40,7 @@ GPU_PERF_TAGS = ("perf/tokens_per_gpu_per_sec", "perf/actor_train_tflops", "perf
 
 SRC_LOG = slime_source("slime/observability/logging_utils.py", 45)
 SRC_TB = slime_source("slime/observability/tensorboard_utils.py", 30)
-SRC_ROLLOUT_STEP = slime_source("slime/observability/metric_utils.py", 171)
+SRC_ROLLOUT_STEP = slime_source("slime/observability/metric_utils.py", 120)
 SRC_TRAIN_STEP = slime_source("slime/backends/megatron_utils/model.py", 879)
 SRC_REWARD_NORM = slime_source("slime/ray/rollout.py", 608)
 SRC_RAW_REWARD = slime_source("slime/ray/rollout.py", 663)
