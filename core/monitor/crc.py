@@ -73,5 +73,4 @@ def masked_crc32c_many(buffer: np.ndarray, offsets: np.ndarray, lengths: np.ndar
 def masked_crc32c(data: bytes) -> int:
     """Masked CRC-32C of one byte string (small inputs; used by tests and writers of test files)."""
     buf = np.frombuffer(data, dtype=np.uint8)
-    return int(masked_crc32c_many(buf, np.array([0]), np.array([len(data)]))[0]) if data else int(
-        mask(np.array([0], dtype=np.uint32))[0])
+    return int(masked_crc32c_many(buf, np.array([0]), np.array([len(data)]))[0])

@@ -272,5 +272,4 @@ def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
     if stacked.empty:
         return pd.DataFrame()
     by = [c for c in ("tag", "step") if c in stacked.columns]
-    stacked.sort_values(by, ignore_index=True, inplace=True)
-    return stacked
+    return stacked.sort_values(by, ignore_index=True)

@@ -157,3 +157,43 @@ def write_scalar_grid(run_dir: str | Path, steps: int, tags: int, seed: int = 0)
             writer.add_scalar(name, float(row[j]), step, walltime=1_750_000_000.0 + step)
     writer.close()
     return next(p for p in run_dir.iterdir() if "tfevents" in p.name)
+
+
+def frame_record(payload: bytes) -> bytes:
+    """One TFRecord: length, masked CRC of the length, payload, masked CRC of the payload."""
+    import struct
+
+    from core.monitor.crc import masked_crc32c
+
+    header = struct.pack("<Q", len(payload))
+    return (header + struct.pack("<I", masked_crc32c(header)) + payload
+            + struct.pack("<I", masked_crc32c(payload)))
+
+
+def scalar_event(tag: str, value: float, step: int, wall_time: float = 1_750_000_000.0) -> bytes:
+    """A serialized Event holding one simple_value scalar (what torch's add_scalar writes)."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)])
+    return event_pb2.Event(wall_time=wall_time, step=step, summary=summary).SerializeToString()
+
+
+def file_version_event(version: str = "brain.Event:2", wall_time: float = 1_750_000_000.0) -> bytes:
+    from tensorboard.compat.proto import event_pb2
+
+    return event_pb2.Event(wall_time=wall_time, file_version=version).SerializeToString()
+
+
+def session_start_event(step: int, wall_time: float = 1_750_000_000.0) -> bytes:
+    from tensorboard.compat.proto import event_pb2
+
+    log = event_pb2.SessionLog(status=event_pb2.SessionLog.START)
+    return event_pb2.Event(wall_time=wall_time, step=step, session_log=log).SerializeToString()
+
+
+def write_raw_event_file(path: str | Path, payloads: list[bytes]) -> Path:
+    """Write payloads as an event file with correct framing (tests craft unusual but valid files this way)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(b"".join(frame_record(x) for x in payloads))
+    return p
