@@ -81,8 +81,11 @@ def write_slime_like_run(run_dir: str | Path, scenario: Scenario | None = None) 
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(s.seed)
-    manager = SummaryWriter(str(run_dir), filename_suffix=".rollout_manager", flush_secs=3600, max_queue=10_000)
-    actor = SummaryWriter(str(run_dir), filename_suffix=".actor", flush_secs=3600, max_queue=10_000)
+    # one writer per slime process; the start rollout in the name keeps a restart's files apart and in order
+    tag = f".r{s.first_rollout:06d}"
+    manager = SummaryWriter(str(run_dir), filename_suffix=f"{tag}.rollout_manager", flush_secs=3600,
+                            max_queue=10_000)
+    actor = SummaryWriter(str(run_dir), filename_suffix=f"{tag}.actor", flush_secs=3600, max_queue=10_000)
     wall = s.wall_start
     k = s.steps_per_rollout
     for r in range(s.first_rollout, s.first_rollout + s.rollouts):

@@ -1,0 +1,94 @@
+"""Uploads and zips: unpacked only into the temporary directory; traversal, links and bombs refused."""
+
+from __future__ import annotations
+
+import io
+import stat
+import zipfile
+
+import pytest
+
+from core.monitor import archive
+from core.monitor.archive import safe_name, save_uploads, unpack_zip
+
+
+def _zip(tmp_path, members: list[tuple[zipfile.ZipInfo | str, bytes]]):
+    p = tmp_path / "up.zip"
+    with zipfile.ZipFile(p, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for info, data in members:
+            zf.writestr(info, data)
+    return p
+
+
+def _inside(path: str, root) -> bool:
+    return str(path).startswith(str(root))
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/../../evil", "/etc/evil", "C:/evil", "..\\evil"], ids=str)
+def test_traversal_and_absolute_members_are_refused(tmp_path, name):
+    work = tmp_path / "work"
+    work.mkdir()
+    out = unpack_zip(_zip(tmp_path, [(name, b"x"), ("run/events.out.tfevents.1.a", b"y")]), work)
+    assert any("Skipped" in n.message for n in out.notices)
+    assert all(_inside(f, work) for f in out.files)
+    assert not (tmp_path / "evil").exists()
+    assert len(out.files) == 1
+
+
+def test_symlink_member_is_refused(tmp_path):
+    info = zipfile.ZipInfo("run/link")
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    work = tmp_path / "work"
+    work.mkdir()
+    out = unpack_zip(_zip(tmp_path, [(info, b"/etc/passwd")]), work)
+    assert out.files == [] and "links" in out.notices[0].message
+
+
+def test_zip_bomb_is_refused(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    out = unpack_zip(_zip(tmp_path, [("run/events.out.tfevents.1.a", b"\0" * (8 * 1024 * 1024))]), work)
+    assert out.files == [] and "zip bomb" in out.notices[0].message
+    monkeypatch.setattr(archive, "MAX_TOTAL_BYTES", 1000)
+    out = unpack_zip(_zip(tmp_path, [("a.tfevents", b"1" * 800), ("b.tfevents", b"2" * 800)]), work)
+    assert out.files == [] and "limit" in out.notices[0].message
+
+
+def test_too_many_members_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(archive, "MAX_MEMBERS", 3)
+    work = tmp_path / "work"
+    work.mkdir()
+    out = unpack_zip(_zip(tmp_path, [(f"f{i}", b"x") for i in range(5)]), work)
+    assert out.files == [] and "5 members" in out.notices[0].message
+
+
+def test_not_a_zip(tmp_path):
+    p = tmp_path / "x.zip"
+    p.write_bytes(b"PK nope")
+    out = unpack_zip(p, tmp_path)
+    assert out.notices[0].level == "error" and "not a readable zip" in out.notices[0].message
+
+
+def test_good_zip_keeps_its_layout(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    out = unpack_zip(_zip(tmp_path, [("proj/exp1/events.out.tfevents.1.a", b"a"),
+                                     ("proj/exp2/events.out.tfevents.2.b", b"b")]), work)
+    assert sorted(f.split("unzipped/")[1] for f in out.files) == ["proj/exp1/events.out.tfevents.1.a",
+                                                                 "proj/exp2/events.out.tfevents.2.b"]
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("../../x.tfevents", "x.tfevents"), ("a b$c", "a_b_c"),
+                                               ("", "upload"), ("..", "upload")], ids=str)
+def test_upload_names_are_flattened(raw, expected):
+    assert safe_name(raw) == expected
+
+
+def test_uploads_without_tfevents_are_renamed_and_kept_apart(tmp_path):
+    out = save_uploads([("run.bin", b"1"), ("run.bin", b"2"), ("../events.out.tfevents.x", b"3")], tmp_path,
+                       "../my run")
+    names = sorted(p.rsplit("/", 1)[1] for p in out.files)
+    assert names == ["events.out.tfevents.run.bin", "events.out.tfevents.run.bin.1", "events.out.tfevents.x"]
+    assert all(_inside(p, tmp_path) for p in out.files)
+    assert any("tfevents" in n.message for n in out.notices)
+    assert io.BytesIO  # keep the import honest for readers: files are bytes only
