@@ -1,0 +1,92 @@
+"""AppTest: the Monitor page reads runs from a folder inside the roots, shows curves, checklist and record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.monitor.synthetic import Scenario, write_slime_like_run
+from core.profile import Profile
+from core.store import Store
+
+
+@pytest.fixture
+def roots(tmp_path, monkeypatch):
+    root = tmp_path / "logs"
+    write_slime_like_run(root / "proj" / "good", Scenario(rollouts=25))
+    write_slime_like_run(root / "proj" / "bad", Scenario(rollouts=25, reward="flat_zero", entropy_collapse=True))
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(root))
+    return root
+
+
+def _open(make_app, app_env):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/monitor.py").run()
+    assert not at.exception
+    return at
+
+
+def test_page_without_runs_explains_what_to_do_and_drafts_flags(app_env, make_app, roots):
+    at = _open(make_app, app_env)
+    assert any("Upload event files" in i.value for i in at.info)
+    codes = " ".join(c.value for c in at.code)
+    assert "--use-tensorboard" in codes and "--tb-experiment-name Qwen3-4B-grpo" in codes
+    assert "tensorboard --logdir tensorboard_log/slime" in codes
+
+
+def test_folder_in_roots_gives_checklist_curves_and_record(app_env, make_app, roots):
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(roots / "proj"))
+    at.button(key="mon_dir_add").click().run()
+    assert not at.exception
+    labels = [e.label for e in at.expander]
+    assert any(label.startswith("good: 0 fail") for label in labels)
+    assert any(label.startswith("bad: ") and "0 fail" not in label for label in labels)
+    errors = " ".join(e.value for e in at.error)
+    assert "MON002" in errors and "exactly 0" in errors
+    charts = at.get("plotly_chart")
+    assert len(charts) >= 30
+    assert any("nvidia\\-smi" in c.value or "nvidia-smi" in c.value for c in at.code)
+    record = Store(app_env).get_record("default", "monitor")
+    assert record.status == "done" and "MON002" in record.output
+    assert any("bad" in item and "MON002" in item for item in record.todo_items)
+
+
+def test_tag_filter_and_bad_regex(app_env, make_app, roots):
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(roots / "proj" / "good"))
+    at.button(key="mon_dir_add").click().run()
+    at.text_input(key="mon_filter").input("entropy|grad_norm").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 2
+    at.text_input(key="mon_filter").input("([").run()
+    assert any("not a valid regular expression" in w.value for w in at.warning)
+    assert len(at.get("plotly_chart")) > 2
+
+
+def test_folder_outside_roots_is_refused(app_env, make_app, roots, tmp_path):
+    outside = tmp_path / "elsewhere"
+    write_slime_like_run(outside, Scenario(rollouts=3))
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(outside))
+    at.button(key="mon_dir_add").click().run()
+    assert not at.exception
+    assert any("outside the directories" in e.value for e in at.error)
+    assert not at.get("plotly_chart")
+
+
+def test_x_axis_smoothing_and_outliers_controls(app_env, make_app, roots):
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(roots / "proj" / "good"))
+    at.button(key="mon_dir_add").click().run()
+    at.text_input(key="mon_filter").input("^train/grad_norm$").run()
+    at.selectbox(key="mon_xaxis").select("Rollout index (lines up rollout/, train/ and eval/)").run()
+    at.slider(key="mon_smoothing").set_value(0.0).run()
+    at.checkbox(key="mon_outliers").check().run()
+    assert not at.exception
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["title"]["text"] == "train/grad_norm"
+    assert spec["layout"]["xaxis"]["title"]["text"].startswith("Rollout index")
+    assert len(spec["data"]) == 1  # smoothing 0: the raw line only, no faint copy behind it
+    assert "range" in spec["layout"]["yaxis"]
