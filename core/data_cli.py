@@ -1,0 +1,82 @@
+"""`slime-assistant check-data PATH`: the dataset check from the shell (exit 1 when slime would skip or
+crash on any row, 2 when the file cannot be checked)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pydantic import ValidationError
+
+from core.data_check import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
+from core.data_rules import DataKeys
+from core.findings import dumps
+
+EXIT_OK, EXIT_WOULD_FAIL, EXIT_CANNOT_CHECK = 0, 1, 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check-data",
+        help="check a .jsonl/.parquet prompt file the way slime's loader reads it",
+        description=("Read a prompt-data file as slime's loader would and list every row it would drop or "
+                     "crash on. Nothing is changed. Exit 0: fine; 1: slime would skip or crash on some "
+                     "rows; 2: the file could not be checked."),
+    )
+    parser.add_argument("path", help="the data file; a trailing @[start:end] is slime's row slice")
+    parser.add_argument("--input-key", default="input", help="key of the prompt (slime's default: input)")
+    parser.add_argument("--label-key", default=None, help="key of the label (slime's default: none)")
+    parser.add_argument("--tool-key", default="tools", help="key of the tool list (slime's default: tools)")
+    parser.add_argument("--metadata-key", default="metadata", help="key of per-row metadata (default: metadata)")
+    parser.add_argument("--apply-chat-template", action="store_true", help="the run passes --apply-chat-template")
+    parser.add_argument("--multimodal-keys", default=None, metavar="JSON",
+                        help='media type to key, as for slime, e.g. \'{"image": "images"}\'')
+    parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
+    parser.add_argument("--max-listed", type=int, default=MAX_LISTED_PER_CODE, metavar="N",
+                        help=f"list at most N findings of each code (default {MAX_LISTED_PER_CODE})")
+    parser.add_argument("--max-line-mb", type=float, default=MAX_LINE_BYTES / 2**20, metavar="MB",
+                        help=f"lines longer than this are reported, not parsed (default {MAX_LINE_BYTES // 2**20})")
+    parser.set_defaults(func=run_check_data)
+
+
+def run_check_data(args: argparse.Namespace) -> int:
+    """Handler: check the file, print the report, return the exit code."""
+    try:
+        keys = DataKeys(input_key=args.input_key, label_key=args.label_key, tool_key=args.tool_key,
+                        metadata_key=args.metadata_key, apply_chat_template=args.apply_chat_template,
+                        multimodal_keys=args.multimodal_keys)
+    except ValidationError as exc:
+        print(f"check-data: {_first_error(exc)}", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
+    if args.max_listed < 0 or not 0.001 <= args.max_line_mb <= 1024:
+        print("check-data: --max-listed must be 0 or more and --max-line-mb between 0.001 and 1024",
+              file=sys.stderr)
+        return EXIT_CANNOT_CHECK
+    progress = _stderr_progress if sys.stderr.isatty() else None
+    try:
+        report = check_path(args.path, keys, max_line_bytes=int(args.max_line_mb * 2**20),
+                            max_listed=args.max_listed, progress=progress)
+    except CheckError as exc:
+        print(f"check-data: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
+    finally:
+        if progress is not None:
+            print("\r\033[K", end="", file=sys.stderr)
+    if args.output_format == "json":
+        print(dumps(report.to_json()))
+    else:
+        print(render_report_text(report))
+    if report.summary.would_fail:
+        return EXIT_WOULD_FAIL
+    return EXIT_OK if report.summary.complete else EXIT_CANNOT_CHECK
+
+
+def _stderr_progress(fraction: float, text: str) -> None:
+    print(f"\rchecking: {fraction:4.0%} {text}", end="", file=sys.stderr, flush=True)
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(p) for p in error.get("loc", ()))
+    return f"{where}: {error.get('msg', 'invalid value')}" if where else json.dumps(error.get("msg"))
