@@ -1,0 +1,139 @@
+"""Monitor reader figures: first open, re-open from cache, grown-file re-read, damage recovery, vs tbparse.
+
+    python benchmarks/bench_monitor.py                     # 3,000 steps x 100 tags = 300,000 scalars
+    python benchmarks/bench_monitor.py --steps 20000       # 2,000,000 scalars (generation takes minutes)
+    python benchmarks/bench_monitor.py --tbparse           # also time tbparse (slow) and compare frames
+
+Each measurement runs in a fresh Python process, so times include imports and peak memory (max RSS) is
+that process's own. Logs are written with tensorboardX (a dev dependency) into a temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, {root!r})
+t0 = time.perf_counter()
+{body}
+out["seconds"] = time.perf_counter() - t0
+out["max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+FIRST_OPEN = """
+import diskcache
+from core.monitor.runs import read_run
+t1 = time.perf_counter()
+with diskcache.Cache({cache!r}) as cache:
+    run = read_run({run!r}, cache=cache)
+out = {{"scalars": run.scalar_count(), "how": [f.how for f in run.files], "call": time.perf_counter() - t1}}
+"""
+
+TBPARSE = """
+from tbparse import SummaryReader
+t1 = time.perf_counter()
+df = SummaryReader({run!r}, extra_columns={{"wall_time"}}).scalars
+out = {{"scalars": len(df), "call": time.perf_counter() - t1}}
+"""
+
+COMPARE = """
+import pandas as pd
+from tbparse import SummaryReader
+from core.monitor.runs import tbparse_frame
+ref = SummaryReader({run!r}, extra_columns={{"wall_time"}}).scalars
+ours = tbparse_frame({run!r})
+pd.testing.assert_frame_equal(ours, ref, check_exact=True)
+out = {{"identical_rows": len(ref)}}
+"""
+
+
+def child(body: str, **fmt) -> dict:
+    code = CHILD.format(root=str(ROOT), body=body.format(**fmt))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    if done.returncode:
+        raise SystemExit(done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def record_boundary(data: bytes, at_least: int) -> int:
+    pos = 0
+    while pos < at_least:
+        pos += 12 + int.from_bytes(data[pos:pos + 8], "little") + 4
+    return pos
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--tags", type=int, default=100)
+    parser.add_argument("--tbparse", action="store_true", help="also time tbparse and check the frames match")
+    parser.add_argument("--keep", action="store_true", help="keep the generated log directory")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(ROOT))
+    from core.monitor.synthetic import write_scalar_grid
+
+    work = Path(tempfile.mkdtemp(prefix="bench-monitor-"))
+    run = work / "run"
+    t = time.perf_counter()
+    event_file = write_scalar_grid(run, args.steps, args.tags)
+    size_mb = event_file.stat().st_size / 1024 ** 2
+    print(f"log: {args.steps} steps x {args.tags} tags = {args.steps * args.tags:,} scalars, {size_mb:.1f} MiB, "
+          f"written in {time.perf_counter() - t:.1f}s")
+
+    cache = str(work / "cache")
+    first = child(FIRST_OPEN, cache=cache, run=str(run))
+    print(f"first open (read, stitch, cache write): {first['call']:.2f}s ({first['seconds']:.2f}s with imports), "
+          f"peak {first['max_rss_mb']:.0f} MB, {first['scalars']:,} scalars")
+    again = child(FIRST_OPEN, cache=cache, run=str(run))
+    print(f"re-open unchanged ({again['how']}): {again['call']:.2f}s ({again['seconds']:.2f}s with imports)")
+
+    data = event_file.read_bytes()
+    cut = record_boundary(data, int(len(data) * 0.9))
+    grow_dir = work / "grow"
+    grow_dir.mkdir()
+    grown = grow_dir / event_file.name
+    grown.write_bytes(data[:cut])
+    child(FIRST_OPEN, cache=cache, run=str(grow_dir))
+    grown.write_bytes(data)
+    appended = child(FIRST_OPEN, cache=cache, run=str(grow_dir))
+    print(f"re-open after the file grew by {(len(data) - cut) / 1024 ** 2:.1f} MiB ({appended['how']}): "
+          f"{appended['call']:.2f}s")
+
+    damaged_dir = work / "damaged"
+    damaged_dir.mkdir()
+    damaged = damaged_dir / event_file.name
+    buf = bytearray(data)
+    buf[record_boundary(data, len(data) // 3) + 15] ^= 0x10
+    damaged.write_bytes(bytes(buf))
+    from core.monitor.events import accumulator_keep_mask, scan_event_file
+    scan = scan_event_file(damaged)
+    tbparse_rows = int(accumulator_keep_mask(scan, compatible=True).sum())
+    print(f"one flipped bit at 1/3 of the file: tbparse returns {tbparse_rows:,} of {args.steps * args.tags:,} "
+          f"scalars; this reader {len(scan.steps):,} ({[d.kind for d in scan.damage]})")
+
+    if args.tbparse:
+        ref = child(TBPARSE, run=str(run))
+        print(f"tbparse SummaryReader(dir).scalars: {ref['call']:.2f}s, peak {ref['max_rss_mb']:.0f} MB")
+        same = child(COMPARE, run=str(run))
+        print(f"frames identical to tbparse: {same['identical_rows']:,} rows")
+    if args.keep:
+        print(f"kept {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
