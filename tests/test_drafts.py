@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from core import args_check
 from core.drafts import (
     Draft,
     DraftRequest,
@@ -84,7 +85,6 @@ def test_realistic_profiles_draft_without_error(answers):
 
 @pytest.mark.parametrize("answers", REALISTIC.values(), ids=list(REALISTIC))
 def test_realistic_profiles_pass_the_launch_checker(answers):
-    args_check = pytest.importorskip("core.args_check")
     d = draft_launch_script(DraftRequest.model_validate(
         {"model": "Qwen3-4B", "data_path": "/data/train.jsonl", **answers}))
     report = args_check.check_launch_script(d.script, args_check.CheckOptions(entry=None, gpus=d.request.gpus_total))

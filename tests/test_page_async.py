@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from core import drafts
 from core.profile import Profile
 from core.store import Store
 
 PAGE = "pages/async_training.py"
-
-
-@pytest.fixture
-def checker(monkeypatch):
-    """The real launch-argument checker when it is installed, else a stand-in that finds nothing."""
-    if importlib.util.find_spec("core.args_check") is None:
-        monkeypatch.setattr(drafts, "run_launch_checker", lambda script, gpus: [])
 
 
 def open_page(app_env, make_app, **profile):
@@ -32,7 +22,7 @@ def scripts_of(at) -> list[str]:
     return [c.value for c in at.code if c.value.startswith("#!/bin/bash")]
 
 
-def test_async_page_states_the_facts_at_the_pin(app_env, make_app, checker):
+def test_async_page_states_the_facts_at_the_pin(app_env, make_app):
     at = open_page(app_env, make_app)
     text = " ".join(m.value for m in at.markdown)
     assert "no** `--async-buffer-size`" in text and "parse_known_args" in text
@@ -41,7 +31,7 @@ def test_async_page_states_the_facts_at_the_pin(app_env, make_app, checker):
     assert "train/train_rollout_logprob_abs_diff" in text  # what to watch for stability
 
 
-def test_async_page_default_answers_pass_both_checks_and_draft_is_ready(app_env, make_app, checker):
+def test_async_page_default_answers_pass_both_checks_and_draft_is_ready(app_env, make_app):
     at = open_page(app_env, make_app)
     passes = [s.value for s in at.success if s.value.startswith("Pass")]
     assert len(passes) == 2
@@ -53,7 +43,7 @@ def test_async_page_default_answers_pass_both_checks_and_draft_is_ready(app_env,
     assert rec.status == "done" and "train_async.py" in rec.output
 
 
-def test_async_page_interval_above_staleness_fails_and_is_not_ready(app_env, make_app, checker):
+def test_async_page_interval_above_staleness_fails_and_is_not_ready(app_env, make_app):
     at = open_page(app_env, make_app)
     at.text_input(key="async_staleness").input("2")
     at.text_input(key="async_interval").input("3").run()
@@ -69,7 +59,7 @@ def test_async_page_interval_above_staleness_fails_and_is_not_ready(app_env, mak
 
 @pytest.mark.parametrize("raw,words", [("0", "not positive"), ("two", "not a whole number"),
                                         ("-3", "not positive"), ("1.5", "not a whole number")], ids=str)
-def test_async_page_rejects_a_bad_staleness_specifically(app_env, make_app, checker, raw, words):
+def test_async_page_rejects_a_bad_staleness_specifically(app_env, make_app, raw, words):
     at = open_page(app_env, make_app)
     at.text_input(key="async_staleness").input(raw).run()
     assert not at.exception
@@ -78,7 +68,7 @@ def test_async_page_rejects_a_bad_staleness_specifically(app_env, make_app, chec
     assert Store(app_env).get_record("default", "async").status == "started"
 
 
-def test_async_page_fully_async_option(app_env, make_app, checker):
+def test_async_page_fully_async_option(app_env, make_app):
     at = open_page(app_env, make_app, gpus_total=16, gpus_per_node=8)
     at.toggle(key="async_fully").set_value(True).run()
     at.number_input(key="async_concurrency").set_value(64).run()
@@ -89,7 +79,7 @@ def test_async_page_fully_async_option(app_env, make_app, checker):
     assert "--actor-num-gpus-per-node 8" in script and "--rollout-num-gpus 8" in script
 
 
-def test_async_page_one_gpu_explains_why_not(app_env, make_app, checker):
+def test_async_page_one_gpu_explains_why_not(app_env, make_app):
     at = open_page(app_env, make_app, gpus_total=1)
     assert any("needs at least 2" in e.value for e in at.error)
     assert scripts_of(at) == []

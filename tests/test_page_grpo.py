@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-
-import pytest
-
-from core import drafts
 from core.cli import main
 from core.profile import Profile
 from core.store import Store
 
 PAGE = "pages/grpo.py"
-
-
-@pytest.fixture
-def checker(monkeypatch):
-    """The real launch-argument checker when it is installed, else a stand-in that finds nothing."""
-    if importlib.util.find_spec("core.args_check") is None:
-        monkeypatch.setattr(drafts, "run_launch_checker", lambda script, gpus: [])
 
 
 def open_page(app_env, make_app, **profile):
@@ -35,7 +23,7 @@ def script_of(at) -> str:
     return scripts[0]
 
 
-def test_grpo_page_drafts_a_ready_colocated_script_and_records_it(app_env, make_app, checker, capsys):
+def test_grpo_page_drafts_a_ready_colocated_script_and_records_it(app_env, make_app, capsys):
     at = open_page(app_env, make_app)
     script = script_of(at)
     assert "-- python3 train.py" in script and "--colocate" in script
@@ -50,7 +38,7 @@ def test_grpo_page_drafts_a_ready_colocated_script_and_records_it(app_env, make_
     assert capsys.readouterr().out.rstrip("\n") == script  # st.code drops the final newline
 
 
-def test_grpo_page_answers_change_the_draft_and_stay_inert(app_env, make_app, checker):
+def test_grpo_page_answers_change_the_draft_and_stay_inert(app_env, make_app):
     at = open_page(app_env, make_app)
     at.text_input(key="grpo_input_key").input("question; $(reboot)").run()
     assert not at.exception
@@ -60,15 +48,16 @@ def test_grpo_page_answers_change_the_draft_and_stay_inert(app_env, make_app, ch
     assert "--n-samples-per-prompt 4" in script and "--global-batch-size 128" in script
 
 
-def test_grpo_page_one_gpu_is_colocated_only(app_env, make_app, checker):
+def test_grpo_page_one_gpu_is_colocated_only(app_env, make_app):
     at = open_page(app_env, make_app, gpus_total=1)
     assert at.radio(key="grpo_layout").disabled
     script = script_of(at)
     assert "--actor-num-gpus-per-node 1" in script and "--colocate" in script
     assert "--tensor-model-parallel-size 1" in script
+    assert any("Ready for your review" in s.value for s in at.success)  # passed the launch checker
 
 
-def test_grpo_page_two_nodes_disaggregated(app_env, make_app, checker):
+def test_grpo_page_two_nodes_disaggregated(app_env, make_app):
     at = open_page(app_env, make_app, gpus_total=16, gpus_per_node=8)
     at.radio(key="grpo_layout").set_value(at.radio(key="grpo_layout").options[1]).run()
     assert not at.exception
@@ -76,9 +65,10 @@ def test_grpo_page_two_nodes_disaggregated(app_env, make_app, checker):
     assert "--rollout-num-gpus 8" in script and "--colocate" not in script
     assert "ray start --address" in script  # instructions for the second node, as a comment
     assert any("disaggregated" in m.value for m in at.markdown)
+    assert any("Ready for your review" in s.value for s in at.success)  # passed the launch checker
 
 
-def test_grpo_page_unclear_model_is_not_ready_until_a_script_is_chosen(app_env, make_app, checker):
+def test_grpo_page_unclear_model_is_not_ready_until_a_script_is_chosen(app_env, make_app):
     at = open_page(app_env, make_app, model="Qwen3-5B")
     assert any("Not ready" in e.value for e in at.error)
     assert not at.download_button
@@ -90,7 +80,7 @@ def test_grpo_page_unclear_model_is_not_ready_until_a_script_is_chosen(app_env, 
     assert Store(app_env).get_record("default", "grpo").status == "done"
 
 
-def test_grpo_page_bad_answer_gets_a_message(app_env, make_app, checker):
+def test_grpo_page_bad_answer_gets_a_message(app_env, make_app):
     at = open_page(app_env, make_app)
     at.text_input(key="grpo_input_key").input("   ").run()
     assert not at.exception
@@ -103,7 +93,7 @@ def test_grpo_page_asks_for_a_profile_first(app_env, make_app):
     assert any("first" in i.value for i in at.info)
 
 
-def test_grpo_page_records_prerequisites_as_done_or_todo(app_env, make_app, checker):
+def test_grpo_page_records_prerequisites_as_done_or_todo(app_env, make_app):
     at = open_page(app_env, make_app)
     rec = Store(app_env).get_record("default", "grpo")
     assert sum(t.startswith("prerequisite:") for t in rec.todo_items) == 4
