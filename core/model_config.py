@@ -185,10 +185,23 @@ def _number(raw: str, kind: str) -> int | float | None:
         return None
 
 
+def _word_after(words: list[str] | None, flag: str) -> str | None:
+    """The word written after the last occurrence of `flag` in MODEL_ARGS, as written."""
+    if not words:
+        return None
+    found = None
+    for i, w in enumerate(words[:-1]):
+        if w == flag:
+            found = words[i + 1]
+    return found
+
+
 def script_value(values: dict[str, str | None], flag: str,
-                 overrides: dict[str, str | None] | None = None) -> ScriptValue:
+                 overrides: dict[str, str | None] | None = None,
+                 words: list[str] | None = None) -> ScriptValue:
     """What Megatron holds for `flag`: an override wins (argparse keeps the last value), then the script,
-    then Megatron's default; a value computed by shell code is reported as unresolved."""
+    then Megatron's default; a value computed by shell code (or that the catalog could not resolve) is
+    reported as unresolved."""
     arg = MEGATRON_ARGS[flag]
     key = flag[2:]
     for origin, table in (("override", overrides or {}), ("script", values)):
@@ -198,7 +211,8 @@ def script_value(values: dict[str, str | None], flag: str,
                 return ScriptValue(flag=flag, value=True, origin=origin, raw=raw)  # type: ignore[arg-type]
             num = _number(raw or "", arg.kind)
             if num is None:
-                return ScriptValue(flag=flag, origin="unresolved", raw=raw)
+                shown = raw if raw is not None else (_word_after(words, flag) or "a value")
+                return ScriptValue(flag=flag, origin="unresolved", raw=shown)
             return ScriptValue(flag=flag, value=num, origin=origin, raw=raw)  # type: ignore[arg-type]
     return ScriptValue(flag=flag, value=arg.default, origin="default")
 
@@ -423,12 +437,18 @@ def compare_config(cfg: dict[str, Any], script: ModelScript,
 
     overrides = overrides or {}
     is_moe = any(k in part for k in MOE_MARKER_KEYS)
-    freq_raw = overrides.get("moe-layer-freq", script.values.get("moe-layer-freq"))
-    dense = has_dense_layers(moe_layer_pattern(freq_raw))
+    if "moe-layer-freq" in overrides:
+        pattern = moe_layer_pattern(overrides["moe-layer-freq"])
+    elif "moe-layer-freq" in script.values:
+        raw_freq = script.values["moe-layer-freq"]
+        pattern = UNRESOLVED if raw_freq is None else moe_layer_pattern(raw_freq)
+    else:
+        pattern = moe_layer_pattern(None)
+    dense = has_dense_layers(pattern)
     rows: list[ComparedField] = []
     suggested: dict[str, str | None] = {}
     for hf_key, flag, how in COMPARED_FIELDS:
-        sv = script_value(script.values, flag, overrides)
+        sv = script_value(script.values, flag, overrides, script.model_args)
         if hf_key == "intermediate_size" and is_moe and dense is not True:
             if dense is False:
                 rows.append(ComparedField(hf_key=hf_key, hf_value=_fmt(part.get(hf_key, "absent")), flag=flag,
@@ -453,7 +473,7 @@ def compare_config(cfg: dict[str, Any], script: ModelScript,
                     _override_for(flag, False) if part.get(hf_key) is False else None)
                 if fix:
                     suggested[fix[0]] = fix[1]
-    row, finding = check_rope_base(part, script_value(script.values, "--rotary-base", overrides))
+    row, finding = check_rope_base(part, script_value(script.values, "--rotary-base", overrides, script.model_args))
     rows.append(row)
     if finding:
         findings.append(finding)

@@ -96,11 +96,40 @@ def test_suggested_overrides_make_rope_variant_match():
     assert compare_config(cfg, script("qwen3-4B"), first.suggested_overrides).ok
 
 
-def test_moe_without_dense_pattern_is_reported_not_guessed():
-    result = compare_config(QWEN3_30B_A3B, script("qwen3-30B-A3B"))
+def synthetic(name: str, values: dict[str, str | None], words: list[str] | None = None) -> ModelScript:
+    """A model script written for a test, so the rule under test does not depend on the catalog's state."""
+    if words is None:
+        words = []
+        for k, v in values.items():
+            words += [f"--{k}"] + ([v] if v is not None else [])
+    return ModelScript(name=name, path=f"scripts/models/{name}.sh", source=f"scripts/models/{name}.sh@624b824a",
+                       model_args=words, values=values)
+
+
+MOE_VALUES = {"num-layers": "48", "hidden-size": "2048", "num-attention-heads": "32", "ffn-hidden-size": "6144",
+              "moe-ffn-hidden-size": "768", "norm-epsilon": "1e-6", "rotary-base": "1000000",
+              "untie-embeddings-and-output-weights": None, "num-experts": "128"}
+
+
+def test_moe_with_shell_computed_pattern_is_reported_not_guessed():
+    words = [w for k, v in MOE_VALUES.items() for w in ([f"--{k}"] + ([v] if v else []))]
+    moe = synthetic("moe-x", {**MOE_VALUES, "moe-layer-freq": None}, [*words, "--moe-layer-freq", '"$FREQ"'])
+    result = compare_config({**QWEN3_30B_A3B, "intermediate_size": 1}, moe)
     assert result.ok
     assert statuses(result)["intermediate_size"] == "not compared"
     assert any(f.code == "MC004" for f in result.findings)
+
+
+@pytest.mark.parametrize(("freq", "compared"), [("[0]*1+[1]*47", True), ("[1]*48", False)], ids=str)
+def test_moe_dense_ffn_is_compared_only_with_dense_layers(freq, compared):
+    moe = synthetic("moe-x", {**MOE_VALUES, "moe-layer-freq": freq})
+    result = compare_config({**QWEN3_30B_A3B, "intermediate_size": 1}, moe)
+    assert (statuses(result)["intermediate_size"] == "mismatch") is compared
+    assert result.ok is not compared
+
+
+def test_catalog_moe_script_compares_cleanly():
+    assert compare_config(QWEN3_30B_A3B, script("qwen3-30B-A3B")).ok
 
 
 @pytest.mark.parametrize(("raw", "dense"), [
@@ -125,11 +154,16 @@ def test_moe_layer_pattern_expands_lists():
     assert moe_layer_pattern("$X") is UNRESOLVED
 
 
-def test_shell_computed_values_are_not_compared():
-    glm = script("glm4.7-30B-A3B")
-    sv = script_value(glm.values, "--hidden-size")
-    assert not sv.resolved
-    result = compare_config({"model_type": "glm4_moe_lite", "hidden_size": 2048}, glm)
+@pytest.mark.parametrize(("raw", "words"), [
+    ("$NHIDDEN", None),
+    (None, ["--hidden-size", '"$NHIDDEN"']),
+    ("$((N_DENSE_LAYERS", None),
+], ids=str)
+def test_shell_computed_values_are_not_compared(raw, words):
+    computed = synthetic("computed", {"hidden-size": raw}, words)
+    sv = script_value(computed.values, "--hidden-size", words=computed.model_args)
+    assert not sv.resolved and ("NHIDDEN" in sv.shown() or "N_DENSE" in sv.shown())
+    result = compare_config({"model_type": "glm4_moe_lite", "hidden_size": 2048}, computed)
     row = next(r for r in result.rows if r.hf_key == "hidden_size")
     assert row.status == "not compared"
     assert any(f.code == "MC002" and f.flag == "--hidden-size" for f in result.findings)
@@ -140,9 +174,16 @@ def test_shell_default_expression_resolves_to_its_default():
     assert sv.resolved and sv.value == 1000000
 
 
-def test_wrapper_script_without_model_args_is_a_warning():
-    result = compare_config(QWEN3_4B, script("qwen3-4B-Instruct-2507"))
+def test_script_without_model_args_is_a_warning():
+    result = compare_config(QWEN3_4B, synthetic("wrapper", {}, []))
     assert result.rows == [] and [f.code for f in result.findings] == ["MC007"]
+
+
+def test_catalog_variant_script_matches_its_checkpoint():
+    """qwen3-4B-Instruct-2507 differs from qwen3-4B only in rope base (scripts/models/qwen3-4B-Instruct-2507.sh)."""
+    variant = {**QWEN3_4B, "rope_theta": 5000000}
+    assert compare_config(variant, script("qwen3-4B-Instruct-2507")).ok
+    assert not compare_config(variant, script("qwen3-4B")).ok
 
 
 @pytest.mark.parametrize(("model_type", "supported"), [
