@@ -113,6 +113,7 @@ class DataSummary(BaseModel):
     omitted_by_code: dict[str, int] = Field(default_factory=dict)
     max_listed_per_code: int = MAX_LISTED_PER_CODE
     flags_to_add: list[str] = Field(default_factory=list)
+    settings: DataKeys = Field(default_factory=DataKeys)
     launch_flags: list[str] = Field(default_factory=list)
     row_slice: str | None = None
     max_line_bytes: int = MAX_LINE_BYTES
@@ -211,7 +212,8 @@ class _Checker:
         self.tally = _RowTally(row_slice)
         self.row_slice = row_slice
         self.summary = DataSummary(name=name, file_format="jsonl", max_line_bytes=max_line_bytes,
-                                   max_listed_per_code=max_listed, launch_flags=keys.launch_flags())
+                                   max_listed_per_code=max_listed, settings=keys,
+                                   launch_flags=keys.launch_flags())
         self.lines_skipped = 0
         self.rows_parsed = 0
         self.key_shapes: dict[tuple, int] = {}
@@ -808,13 +810,14 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
     return checker.finish(started)
 
 
-def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *,
+def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, name: str | None = None,
                max_line_bytes: int = MAX_LINE_BYTES, max_listed: int = MAX_LISTED_PER_CODE,
                progress: ProgressFn | None = None) -> DataReport:
     """Check a file on this machine. A trailing `@[start:end]` is slime's row slice.
 
-    The caller decides whether the path may be read (the page passes it through core.paths first).
-    Raises CheckError when the path is not a readable regular file.
+    `name` is the path as the user wrote it (slime checks the ending of that string, not of a link's
+    target); it defaults to `path`. The caller decides whether the path may be read (the page passes it
+    through core.paths first). Raises CheckError when the path is not a readable regular file.
     """
     real, row_slice = split_row_slice(str(path))
     target = Path(real)
@@ -833,7 +836,7 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *,
     except OSError as exc:
         raise CheckError(f"{real} cannot be opened: {exc.strerror or exc}.") from None
     with stream:
-        return check_stream(stream, str(path), keys, size=info.st_size, row_slice=row_slice,
+        return check_stream(stream, name or str(path), keys, size=info.st_size, row_slice=row_slice,
                             max_line_bytes=max_line_bytes, max_listed=max_listed, progress=progress)
 
 
