@@ -163,6 +163,9 @@ for run, verdicts in results:
         st.caption(plain(f"Rollout index: {alignments[run.name].how}."))
         for v in verdicts:
             box, icon = STATUS_UI[v.status]
+            if v.status in ("ok", "unknown") and not v.commands:
+                st.markdown(f"{icon} **{plain(v.code)} · {plain(v.title)}**: {plain(v.message)}")
+                continue
             lines = [f"{v.code} · {v.title}", v.message]
             if v.fix and v.status in ("warn", "fail"):
                 lines.append(f"Adjust: {v.fix}")
@@ -173,7 +176,7 @@ for run, verdicts in results:
                 lines.append("Read more: " + ", ".join(f"knowledge card '{t}'" for t in titles))
             box(plain("\n\n".join(lines)), icon=icon)
             if v.evidence:
-                st.code(json.dumps(v.evidence, default=str, allow_nan=True), language="json")
+                st.code(json.dumps(v.evidence, default=str, allow_nan=True, indent=1), language="json")
             for command in v.commands:
                 st.code(command, language="bash")
         cols = st.columns(max(1, len({c for v in verdicts for c in v.cards})))
