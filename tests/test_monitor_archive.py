@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import io
 import stat
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -91,4 +91,29 @@ def test_uploads_without_tfevents_are_renamed_and_kept_apart(tmp_path):
     assert names == ["events.out.tfevents.run.bin", "events.out.tfevents.run.bin.1", "events.out.tfevents.x"]
     assert all(_inside(p, tmp_path) for p in out.files)
     assert any("tfevents" in n.message for n in out.notices)
-    assert io.BytesIO  # keep the import honest for readers: files are bytes only
+
+
+def test_uploaded_event_file_with_a_browser_name_is_still_read(tmp_path):
+    from core.monitor.runs import read_run
+    from core.monitor.synthetic import file_version_event, scalar_event, write_raw_event_file
+
+    src = write_raw_event_file(tmp_path / "src" / "events.out.tfevents.1.a",
+                               [file_version_event()] + [scalar_event("rollout/raw_reward", 0.5, s) for s in range(4)])
+    out = save_uploads([("download (1)", src.read_bytes())], tmp_path / "work", "my-run")
+    run = read_run(out.directory, name="my-run")
+    assert run.series["rollout/raw_reward"].steps.tolist() == [0, 1, 2, 3]
+
+
+def test_zip_of_a_project_unpacks_to_runs(tmp_path):
+    from core.monitor.runs import discover_runs, read_run
+    from core.monitor.synthetic import file_version_event, frame_record, scalar_event
+
+    data = b"".join(frame_record(p) for p in [file_version_event(), scalar_event("train/loss", 1.0, 0)])
+    work = tmp_path / "work"
+    work.mkdir()
+    out = unpack_zip(_zip(tmp_path, [("proj/a/events.out.tfevents.1.x", data), ("proj/b/events.out.tfevents.2.y", data),
+                                     ("../../escape.tfevents", data)]), work)
+    runs = discover_runs(Path(out.directory))
+    assert [r.name for r in runs] == ["a", "b"]
+    assert read_run(runs[0]).series["train/loss"].values.tolist() == [1.0]
+    assert not (tmp_path / "escape.tfevents").exists()
