@@ -68,6 +68,21 @@ def read_scan(path: str | Path, cache: diskcache.Cache | None = None, *, on_prog
 
 
 def _load(cache: diskcache.Cache, key: str) -> FileScan | None:
+    return load_blob(cache, key, FileScan)
+
+
+def _store(cache: diskcache.Cache, key: str, scan: FileScan) -> None:
+    store_blob(cache, key, scan)
+
+
+def run_key(identities: list[tuple[str, int, int]]) -> str:
+    """Key of a whole run's stitched result: the identities (path, size, mtime) of all its files."""
+    digest = hashlib.blake2b(repr(sorted(identities)).encode(), digest_size=16).hexdigest()
+    return f"{PREFIX}run:v{SCHEMA}:{digest}"
+
+
+def load_blob(cache: diskcache.Cache, key: str, kind: type):
+    """A pickled object written by `store_blob`, or None when missing, damaged or of another kind."""
     try:
         raw = cache.get(key)
     except Exception:  # noqa: BLE001 - a damaged cache entry is simply a miss
@@ -75,14 +90,15 @@ def _load(cache: diskcache.Cache, key: str) -> FileScan | None:
     if not isinstance(raw, bytes):
         return None
     try:
-        scan = pickle.loads(raw)
+        obj = pickle.loads(raw)
     except Exception:  # noqa: BLE001
         return None
-    return scan if isinstance(scan, FileScan) else None
+    return obj if isinstance(obj, kind) else None
 
 
-def _store(cache: diskcache.Cache, key: str, scan: FileScan) -> None:
-    blob = pickle.dumps(scan, protocol=pickle.HIGHEST_PROTOCOL)
+def store_blob(cache: diskcache.Cache, key: str, obj) -> None:
+    """Pickle and store, then trim this module's entries (oldest first) to the byte budget."""
+    blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     cache.set(key, blob)
     with cache.transact():
         index = cache.get(_INDEX_KEY) or []

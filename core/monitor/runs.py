@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from core.monitor.cache import read_scan
+from core.monitor.cache import load_blob, read_scan, run_key, store_blob
 from core.monitor.events import Damage, FileScan, accumulator_keep_mask
 
 EVENT_FILE_MARK = "tfevents"
@@ -130,8 +130,19 @@ def read_run(run_dir: str | Path, *, name: str | None = None, cache=None, on_pro
     """Read every event file of a run (with the cache when given), then stitch each tag."""
     run_dir = Path(run_dir)
     paths = files if files is not None else list_event_files(run_dir)
+    stats = [p.stat() for p in paths]
+    key = run_key([(str(p), st.st_size, st.st_mtime_ns) for p, st in zip(paths, stats, strict=True)])
+    if cache is not None:
+        hit = load_blob(cache, key, RunData)
+        if hit is not None:
+            hit.name = name or run_dir.name
+            for f in hit.files:
+                f.how = "cached"
+            if on_progress is not None:
+                on_progress(1.0, run_dir.name)
+            return hit
     run = RunData(name=name or run_dir.name, path=str(run_dir))
-    sizes = [max(1, p.stat().st_size) for p in paths]
+    sizes = [max(1, st.st_size) for st in stats]
     total = float(sum(sizes)) or 1.0
     done = 0.0
     for p, size in zip(paths, sizes, strict=True):
@@ -151,6 +162,8 @@ def read_run(run_dir: str | Path, *, name: str | None = None, cache=None, on_pro
         if on_progress is not None:
             on_progress(done / total, p.name)
     stitch(run)
+    if cache is not None:
+        store_blob(cache, key, replace(run, scans=[]))
     return run
 
 
