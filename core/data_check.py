@@ -200,6 +200,8 @@ class _RowTally:
 class _Checker:
     """One pass over one file. Public entry points are check_path and check_stream."""
 
+    fast_path = True  # tests turn it off to compare the fast route with the validators
+
     def __init__(self, name: str, keys: DataKeys, *, row_slice: slice | None, max_line_bytes: int,
                  max_listed: int, progress: ProgressFn | None) -> None:
         self.name = name
@@ -228,7 +230,6 @@ class _Checker:
         self.chat_without_template = 0
         self.chat_without_template_line: int | None = None
         self.first_crlf_line: int | None = None
-        self.fast_path = True  # tests turn it off to compare both paths
         self.fatal = False  # a file-level problem that stops slime whatever the rows hold
 
     # -- findings -----------------------------------------------------------------------------------
@@ -345,6 +346,7 @@ class _Checker:
         parse_errors = (orjson.JSONDecodeError, orjson.JSONEncodeError)
         check_row, slow = self.check_row, self.slow_line
         cap = self.max_line_bytes
+        block_size = min(BLOCK_BYTES, cap)  # so a line inside one block never passes the cap
         carry: list[bytes] = []
         carry_len = 0
         long_line: _LongLine | None = None
@@ -368,7 +370,7 @@ class _Checker:
         samples_wanted = len(samples) < SAMPLE_ROWS
         while True:
             try:
-                block = stream.read(BLOCK_BYTES)
+                block = stream.read(block_size)
             except OSError as exc:
                 self.emit(Problem("read-error", f"Reading stopped after {done} bytes: {exc}."), None)
                 summary.complete = False
@@ -487,7 +489,9 @@ class _Checker:
                 carry_len += len(tail)
                 if carry_len > cap:
                     lineno += 1
-                    long_line = _LongLine.of(lineno, b"".join(carry))
+                    long_line = _LongLine(lineno)
+                    for part in carry:
+                        long_line.feed(part)
                     carry, carry_len = [], 0
         self._merge_fast_counts(fast_rows, fast_chat, fast_label_types, length_sum, length_min, length_max,
                                 sliced)
