@@ -79,15 +79,23 @@ def main() -> int:
     parser.add_argument("--tags", type=int, default=100)
     parser.add_argument("--tbparse", action="store_true", help="also time tbparse and check the frames match")
     parser.add_argument("--keep", action="store_true", help="keep the generated log directory")
+    parser.add_argument("--reuse", default=None, help="a directory kept by an earlier --keep: skip generation")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
     from core.monitor.synthetic import write_scalar_grid
 
-    work = Path(tempfile.mkdtemp(prefix="bench-monitor-"))
-    run = work / "run"
     t = time.perf_counter()
-    event_file = write_scalar_grid(run, args.steps, args.tags)
+    if args.reuse:
+        work = Path(args.reuse)
+        run = work / "run"
+        event_file = next(p for p in run.iterdir() if "tfevents" in p.name)
+        for stale in ("cache", "grow", "damaged"):
+            shutil.rmtree(work / stale, ignore_errors=True)
+    else:
+        work = Path(tempfile.mkdtemp(prefix="bench-monitor-"))
+        run = work / "run"
+        event_file = write_scalar_grid(run, args.steps, args.tags)
     size_mb = event_file.stat().st_size / 1024 ** 2
     print(f"log: {args.steps} steps x {args.tags} tags = {args.steps * args.tags:,} scalars, {size_mb:.1f} MiB, "
           f"written in {time.perf_counter() - t:.1f}s")
@@ -128,7 +136,7 @@ def main() -> int:
         print(f"tbparse SummaryReader(dir).scalars: {ref['call']:.2f}s, peak {ref['max_rss_mb']:.0f} MB")
         same = child(COMPARE, run=str(run))
         print(f"frames identical to tbparse: {same['identical_rows']:,} rows")
-    if args.keep:
+    if args.keep or args.reuse:
         print(f"kept {work}")
     else:
         shutil.rmtree(work, ignore_errors=True)

@@ -14,6 +14,13 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 WEBGL_ABOVE = 5000
 
 
+def plot_text(text: str) -> str:
+    """Names from files shown in a figure: plotly reads '<...>' as markup and '%{...}' as a template, so
+    those characters are swapped for look-alikes."""
+    return str(text).replace("<", "\u2039").replace(">", "\u203a").replace("%", "\uff05").replace("{", "(").replace(
+        "}", ")")[:200]
+
+
 def _rgba(hex_color: str, alpha: float) -> str:
     h = hex_color.lstrip("#")
     r, g, b = int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
@@ -31,19 +38,20 @@ def scalar_figure(runs: list[RunData], tag: str, *, axis: XAxis, weight: float, 
         if s is None or not len(s.steps):
             continue
         color = PALETTE[i % len(PALETTE)]
+        label = plot_text(run.name)
         x = x_values(s, axis, run, alignments[run.name])
         sm = smooth(s.values, weight)
         all_y.append(s.values)
         scatter = go.Scattergl if len(x) > WEBGL_ABOVE else go.Scatter
         custom = np.column_stack([s.steps, s.values])
         if weight > 0:
-            fig.add_trace(scatter(x=x, y=s.values, mode="lines", name=f"{run.name} (raw)",
-                                  line={"color": _rgba(color, 0.25), "width": 1}, legendgroup=run.name,
+            fig.add_trace(scatter(x=x, y=s.values, mode="lines", name=f"{label} (raw)",
+                                  line={"color": _rgba(color, 0.25), "width": 1}, legendgroup=label,
                                   showlegend=False, hoverinfo="skip"))
         fig.add_trace(scatter(
-            x=x, y=sm, mode="lines", name=run.name, legendgroup=run.name, line={"color": color, "width": 2},
+            x=x, y=sm, mode="lines", name=label, legendgroup=label, line={"color": color, "width": 2},
             customdata=custom,
-            hovertemplate=(f"{run.name}<br>step %{{customdata[0]}}<br>value %{{customdata[1]:.6g}}"
+            hovertemplate=(f"{label}<br>step %{{customdata[0]}}<br>value %{{customdata[1]}}"
                            "<br>smoothed %{y:.6g}<br>x %{x}<extra></extra>")))
         if mark_restarts and axis in (XAxis.STEP, XAxis.ROLLOUT):
             for mark in run.restarts:
@@ -56,7 +64,7 @@ def scalar_figure(runs: list[RunData], tag: str, *, axis: XAxis, weight: float, 
                               annotation_text=f"restart ({mark.replaced} replaced)", annotation_position="top left",
                               annotation_font_size=10)
     rng = y_range(np.concatenate(all_y), ignore_outliers=ignore_outliers) if all_y else None
-    fig.update_layout(title={"text": tag, "font": {"size": 14}}, height=height, margin={"l": 50, "r": 10, "t": 40,
+    fig.update_layout(title={"text": plot_text(tag), "font": {"size": 14}}, height=height, margin={"l": 50, "r": 10, "t": 40,
                                                                                           "b": 40},
                       xaxis_title=X_AXIS_LABELS[axis], hovermode="x unified" if len(runs) > 1 else "closest",
                       legend={"orientation": "h", "y": -0.25})

@@ -1,0 +1,62 @@
+"""Plot builder: raw faintly behind the smoothed line, runs overlaid, restarts marked, file text made inert."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.monitor.plots import plot_text, scalar_figure
+from core.monitor.runs import RestartMark, RunData, Series
+from core.monitor.smoothing import smooth
+from core.monitor.views import RolloutAlignment, XAxis, shown_table
+
+ALIGN = RolloutAlignment(stride=1, steps_per_rollout=2, how="")
+
+
+def _run(name: str, tag: str, n: int = 20) -> RunData:
+    steps = np.arange(n)
+    run = RunData(name=name, path="/x", start_time=1000.0)
+    run.series[tag] = Series(tag=tag, steps=steps, values=np.sin(steps / 3.0), wall_times=1000.0 + 60 * steps,
+                             files=np.zeros(n, np.int32))
+    return run
+
+
+def test_two_runs_overlaid_with_raw_behind_smoothed():
+    runs = [_run("a", "train/loss"), _run("b", "train/loss")]
+    fig = scalar_figure(runs, "train/loss", axis=XAxis.STEP, weight=0.6, ignore_outliers=False,
+                        alignments={"a": ALIGN, "b": ALIGN})
+    names = [t.name for t in fig.data]
+    assert names == ["a (raw)", "a", "b (raw)", "b"]
+    assert "0.25" in fig.data[0].line.color  # raw drawn faintly
+    np.testing.assert_allclose(fig.data[1].y, smooth(np.sin(np.arange(20) / 3.0), 0.6))
+    assert list(fig.data[1].customdata[:, 1]) == list(np.sin(np.arange(20) / 3.0))  # exact values on hover
+
+
+def test_restart_is_marked_and_rollout_axis_divides_train_steps():
+    run = _run("a", "train/loss")
+    run.restarts.append(RestartMark(tag="train/loss", step=10, file="f", replaced=4, wall_time=1600.0))
+    fig = scalar_figure([run], "train/loss", axis=XAxis.ROLLOUT, weight=0.0, ignore_outliers=True,
+                        alignments={"a": ALIGN})
+    assert len(fig.data) == 1
+    assert fig.layout.shapes[0].x0 == 5.0  # train step 10 with 2 steps per rollout
+    assert "4 replaced" in fig.layout.annotations[0].text
+    assert fig.data[0].x[-1] == 19 / 2
+
+
+def test_time_axes():
+    run = _run("a", "rollout/raw_reward")
+    rel = scalar_figure([run], "rollout/raw_reward", axis=XAxis.RELATIVE, weight=0.0, ignore_outliers=False,
+                        alignments={"a": ALIGN})
+    assert rel.data[0].x[1] == 60 / 3600.0
+
+
+def test_names_from_files_cannot_inject_markup_or_templates():
+    assert "<" not in plot_text("<b>x</b>%{y}") and "%{" not in plot_text("%{y}")
+    fig = scalar_figure([_run("<script>%{x}", "<img>")], "<img>", axis=XAxis.STEP, weight=0.5, ignore_outliers=False,
+                        alignments={"<script>%{x}": ALIGN})
+    assert "<" not in fig.layout.title.text and "<script" not in fig.data[1].name
+
+
+def test_shown_table_has_every_point():
+    runs = [_run("a", "train/loss", 5), _run("b", "train/loss", 3)]
+    table = shown_table(runs, ["train/loss"], XAxis.STEP, 0.6, {"a": ALIGN, "b": ALIGN})
+    assert len(table) == 8 and list(table.columns) == ["run", "tag", "step", "x", "value", "smoothed", "wall_time"]
