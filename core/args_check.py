@@ -112,6 +112,7 @@ from core.launch_script import (
     ScriptNote,
     ScriptWord,
     SourcedModel,
+    decode_script_bytes,
     looks_like_arg_list,
     read_arg_list_text,
     read_launch_script,
@@ -182,8 +183,8 @@ SRC_IGNORE_UNKNOWN = megatron_source("megatron/training/arguments.py", 100)
 SRC_SLIME_PARSE = slime_source("slime/backends/megatron_utils/arguments.py", 195)
 SRC_SGLANG_PARSE = slime_source("slime/backends/sglang_utils/arguments.py", 225)
 
-_register("SCRIPT001", "Not a readable script", ERR, "core/launch_script.py (the checker's own limit)")
-_register("SCRIPT002", "Not valid UTF-8", WARN, "core/launch_script.py (the checker's own limit)")
+_register("SCRIPT001", "Not a readable script", ERR, "")
+_register("SCRIPT002", "Not valid UTF-8", WARN, "")
 _register("SCRIPT003", "Unterminated quote, expansion or array", ERR, "https://www.gnu.org/software/bash/manual/")
 _register("SCRIPT004", "Value not resolvable statically", INFO, "https://www.gnu.org/software/bash/manual/")
 _register("SCRIPT005", "No train.py / train_async.py command", WARN, slime_source("train.py"))
@@ -192,7 +193,7 @@ _register("SCRIPT007", "Sourced file", INFO, slime_source("scripts/models"))
 _register("SCRIPT008", "Flags outside the train command", ERR, "https://www.gnu.org/software/bash/manual/")
 _register("SCRIPT009", "Train command inside a conditional", INFO, "https://www.gnu.org/software/bash/manual/")
 _register("SCRIPT010", "Unclosed here-document", WARN, "https://www.gnu.org/software/bash/manual/")
-_register("SCRIPT011", "Checks skipped: hidden words", INFO, "core/launch_script.py")
+_register("SCRIPT011", "Checks skipped: hidden words", INFO, "")
 _register("ARG001", "Unknown flag", ERR, SRC_IGNORE_UNKNOWN, ARGS_CARD)
 _register("ARG002", "Repeated flag", WARN, "https://docs.python.org/3/library/argparse.html#action", ARGS_CARD)
 _register("ARG003", "Abbreviated flag", WARN, SRC_SGLANG_PARSE, ARGS_CARD)
@@ -270,7 +271,7 @@ def _finding(code: str, message: str, *, word: ScriptWord | None = None, line: i
         if word.origin and word.origin not in message:
             message = f"{message} (from {word.origin})"
     return Finding(code=code, severity=severity or info.severity, message=message, line=line, flag=flag, fix=fix,
-                   source=source or info.source, card=info.card)
+                   source=source or info.source or None, card=info.card)
 
 
 def parse_words(words: list[ScriptWord], catalog: Any | None) -> ParsedArgs:
@@ -407,8 +408,10 @@ def convert_value(spec: Any, text: str) -> tuple[Any, str | None]:
 class RuleContext:
     """What a rule sees: typed facts about flags, the entry, the options and the batch arithmetic."""
 
-    def __init__(self, parsed: ParsedArgs, catalog: Any | None, options: CheckOptions, entry: str | None) -> None:
+    def __init__(self, parsed: ParsedArgs, catalog: Any | None, options: CheckOptions, entry: str | None,
+                 command_line: int | None = None) -> None:
         self.parsed = parsed
+        self.command_line = command_line
         self.catalog = catalog
         self.options = options
         self.entry = entry
@@ -419,6 +422,7 @@ class RuleContext:
                 self.by_dest.setdefault(o.spec.dest, []).append(o)
         self.batch: BatchResult | None = None
         self.layout: dict[str, Any] = {}
+        self.layout_unknown: Skip | None = None
 
     def spec(self, option: str) -> Any | None:
         return self.catalog.lookup(option) if self.catalog is not None else None
@@ -484,6 +488,8 @@ class RuleContext:
             severity: Severity | None = None, line: int | None = None, source: str | None = None) -> Finding:
         if line is None and flag is not None:
             line = self.line_of(flag)
+        if line is None:
+            line = self.command_line
         return _finding(code, message, line=line, flag=flag, fix=fix, severity=severity, source=source)
 
 
@@ -880,16 +886,18 @@ def gpu_layout(ctx: RuleContext) -> dict[str, Any]:
 
     Counts that cannot be resolved are None; the mode (colocated, disaggregated, ...) needs only switches.
     """
+    unknown: Skip | None = None
     try:
         actor: int | None = ctx.need("--actor-num-nodes", 1) * ctx.need("--actor-num-gpus-per-node", 8)
-    except Skip:
-        actor = None
+    except Skip as skip:
+        actor, unknown = None, skip
     colocate = ctx.is_set("--colocate")
     try:
         rollout = ctx.need("--rollout-num-gpus")
         rollout_known = True
-    except Skip:
-        rollout, rollout_known = None, False
+    except Skip as skip:
+        rollout, rollout_known, unknown = None, False, unknown or skip
+    ctx.layout_unknown = unknown
 
     def total(*parts: int | None) -> int | None:
         return None if any(p is None for p in parts) else sum(parts)  # type: ignore[arg-type]
@@ -956,7 +964,9 @@ def gpu_total_fits_profile(ctx: RuleContext) -> Iterable[Finding]:
     layout = ctx.layout or gpu_layout(ctx)
     need = layout.get("total")
     if need is None:
-        raise Skip("--actor-num-gpus-per-node", "the GPU counts of the run are not all resolved", False)
+        if ctx.layout_unknown is not None:
+            raise ctx.layout_unknown
+        return
     detail = (f"{layout['mode']}: actor {layout['actor_gpus']}" +
               (f" + rollout {layout['rollout_gpus']}" if layout["mode"] == "disaggregated" else
                f", rollout {layout['rollout_gpus']} on the same GPUs" if layout["mode"] == "colocated" else ""))
@@ -1326,7 +1336,7 @@ def batch_equation(ctx: RuleContext) -> Iterable[Finding]:
     flag = "--global-batch-size" if gbs is not None else "--num-steps-per-rollout" if steps is not None else \
         "--rollout-batch-size"
     notes = " ".join(result.assumptions)
-    yield ctx.hit(result.code, f"{result.equation}. {result.slime_behaviour[0].upper()}{result.slime_behaviour[1:]}"
+    yield ctx.hit(result.code, f"{result.equation}: {result.slime_behaviour}"
                   + (f" ({notes})" if notes else ""), flag=flag, fix=fix, severity=severity, source=result.source)
 
 
@@ -1337,7 +1347,8 @@ _register("BATCH005", "Nothing trained", INFO, slime_source("train.py", 35), BAT
       slime_source("slime/utils/dp_schedule.py", 175), BATCH_CARD)
 def static_batches_split_evenly(ctx: RuleContext) -> Iterable[Finding]:
     """With static batching a step's micro-batch count, ceil(global batch / micro batch), must divide by DP."""
-    if ctx.need("--num-rollout") == 0:
+    num_rollout = ctx.fact("--num-rollout")
+    if num_rollout.known and num_rollout.value == 0:
         yield ctx.hit("BATCH005", "--num-rollout 0: no rollout is trained (train.py only evaluates when "
                       "--eval-interval is set).", flag="--num-rollout")
         return
@@ -1381,8 +1392,11 @@ _register("ENTRY002", "No entry known", INFO, slime_source("train.py"))
 # Running everything
 # --------------------------------------------------------------------------------------------------
 def run_rules(ctx: RuleContext) -> list[Finding]:
+    """Run every registered check. A check that needs an unknown value is skipped and said so: one note per
+    unresolved flag naming the checks it held back, and one note for checks held back by hidden words."""
     out: list[Finding] = []
     hidden_skips: list[str] = []
+    skipped: dict[str, tuple[str, list[RuleInfo]]] = {}
     for info in list(RULES.values()):
         if info.check is None:
             continue
@@ -1392,8 +1406,12 @@ def run_rules(ctx: RuleContext) -> list[Finding]:
             if skip.hidden:
                 hidden_skips.append(info.code)
             else:
-                out.append(_finding(info.code, f"Not checked ({info.title}): {skip.reason}.", severity=INFO,
-                                    line=ctx.fact(skip.flag).line, flag=skip.flag, source=info.source))
+                skipped.setdefault(skip.flag, (skip.reason, []))[1].append(info)
+    for flag, (reason, infos) in skipped.items():
+        names = ", ".join(f"{i.code} ({i.title})" for i in infos)
+        out.append(_finding("SCRIPT004", f"{flag}: {reason}; not checked: {names}.", line=ctx.fact(flag).line,
+                            flag=flag, fix="give the value literally (or from a variable set in the script) to "
+                            "have it checked"))
     if hidden_skips:
         shown = ", ".join(f"{w.text} (line {w.line})" if w.line else w.text for w in ctx.parsed.hidden[:4])
         out.append(_finding("SCRIPT011", f"{len(hidden_skips)} check(s) skipped ({', '.join(hidden_skips)}): the "
@@ -1425,11 +1443,11 @@ def note_findings(notes: Iterable[ScriptNote]) -> list[Finding]:
     return out
 
 
-def unresolved_findings(words: Iterable[ScriptWord]) -> list[Finding]:
-    """One note per unresolved word of the command: what it is and why the checker cannot know it."""
+def unresolved_findings(words: Iterable[ScriptWord], covered: set[int]) -> list[Finding]:
+    """One note per unresolved word of the command that no skipped check already names."""
     out, seen = [], set()
     for w in words:
-        if w.resolved or (w.text, w.line) in seen:
+        if w.resolved or (w.text, w.line) in seen or id(w) in covered:
             continue
         seen.add((w.text, w.line))
         out.append(_finding("SCRIPT004", f"{w.text} is unresolved ({w.reason or 'not known statically'}); the checks "
@@ -1515,9 +1533,12 @@ def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOpti
                   read: ReadScript | None) -> CheckReport:
     catalog, cat_findings = _load_catalog(options)
     parsed = parse_words(words, catalog)
-    ctx = RuleContext(parsed, catalog, options, entry)
-    findings = [*pre, *cat_findings, *unresolved_findings(words), *parsed.findings, *flag_findings(ctx),
-                *run_rules(ctx)]
+    ctx = RuleContext(parsed, catalog, options, entry, read.command.line if read and read.command else None)
+    rule_findings = run_rules(ctx)
+    skipped_flags = {f.flag for f in rule_findings if f.code == "SCRIPT004"}
+    covered = {id(v) for o in parsed.occurrences if o.flag in skipped_flags for v in o.values}
+    findings = [*pre, *cat_findings, *unresolved_findings(words, covered), *parsed.findings, *flag_findings(ctx),
+                *rule_findings]
     if entry is None:
         findings.append(_finding("ENTRY002", "No train.py / train_async.py given: the checks specific to the entry "
                                  "(train_async.py refusing --colocate) were skipped.",
@@ -1581,10 +1602,36 @@ def check_launch_script(text: str, options: CheckOptions = CheckOptions()) -> Ch
     return _build_report(cmd.args, cmd.entry, options, pre, read)
 
 
+def check_script_bytes(data: bytes, options: CheckOptions = CheckOptions()) -> CheckReport:  # noqa: B008
+    """Check uploaded bytes: binary, oversized or non-UTF-8 input gets a specific finding, never a crash."""
+    decoded = decode_script_bytes(data)
+    pre = note_findings(decoded.notes)
+    if decoded.text is None:
+        findings = sort_and_dedupe(pre)
+        return CheckReport(findings=findings, categories={}, values={}, entry=None,
+                           summary={**count_by_severity(findings), "flags": 0, "entry": None, "batch": None,
+                                    "gpu_layout": None, "complete": False})
+    report = check_launch_script(decoded.text, options)
+    if pre:
+        findings = sort_and_dedupe([*pre, *report.findings])
+        report = report.model_copy(update={"findings": findings,
+                                           "summary": {**report.summary, **count_by_severity(findings)}})
+    return report
+
+
 def check_arg_list(args: list[str], options: CheckOptions = CheckOptions()) -> CheckReport:  # noqa: B008
     """Check a plain argument list (as sys.argv[1:] would hold it)."""
     words = [ScriptWord(text=a) for a in args]
     return _build_report(words, options.entry, options, [], None)
+
+
+def rule_context(args: list[str], options: CheckOptions | None = None) -> RuleContext:
+    """The context the rules see for a plain argument list (for calling one rule directly)."""
+    options = options or CheckOptions()
+    catalog, _ = _load_catalog(options)
+    ctx = RuleContext(parse_words([ScriptWord(text=a) for a in args], catalog), catalog, options, options.entry)
+    flag_findings(ctx)  # marks invalid values, as a full check would
+    return ctx
 
 
 def list_rules() -> list[RuleInfo]:
@@ -1593,5 +1640,5 @@ def list_rules() -> list[RuleInfo]:
                                                                                  or 0)))
 
 
-__all__ = ["CheckOptions", "CheckReport", "RULES", "RuleInfo", "check_arg_list", "check_launch_script", "list_rules",
-           "parse_words"]
+__all__ = ["CheckOptions", "CheckReport", "RULES", "RuleInfo", "check_arg_list", "check_launch_script",
+           "check_script_bytes", "list_rules", "parse_words", "rule_context"]

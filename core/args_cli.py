@@ -1,0 +1,115 @@
+"""`slime-assistant check-args PATH|-`: check a slime launch script (or argument list) from the shell.
+
+Exit 0 when the checker finds no errors, 1 when it finds at least one, 2 on a usage problem (no such
+file, a directory, a bad option). The script is read as text; nothing in it is ever run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from core.args_check import CheckOptions, CheckReport, check_script_bytes, list_rules
+from core.findings import dumps, findings_json, render_text
+from core.launch_script import MAX_SCRIPT_CHARS
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+JSON_FIELDS = ("code", "severity", "message", "line", "flag", "fix", "source")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check-args",
+        help="check a slime launch script or argument list before submitting it",
+        description=("Read a launch script (or a bare argument list) as text, classify every flag, and run the "
+                     "checks slime, Megatron and SGLang would run on the cluster. Nothing is executed. Exit 0: no "
+                     "errors; 1: errors found; 2: usage problem."),
+    )
+    parser.add_argument("path", nargs="?", help="the script or argument-list file, or - for standard input")
+    parser.add_argument("--entry", choices=("train.py", "train_async.py"), default=None,
+                        help="the entry point, for a bare argument list (a script names its own)")
+    parser.add_argument("--gpus", type=int, default=None, metavar="N", help="GPUs you have, to check the layout")
+    parser.add_argument("--slime-checkout", type=Path, default=None, metavar="DIR",
+                        help="check against this slime checkout instead of the bundled catalog")
+    parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
+    parser.add_argument("--list-rules", action="store_true", help="print every finding code and exit")
+    parser.set_defaults(func=run_check_args)
+
+
+def run_check_args(args: argparse.Namespace) -> int:
+    """Handler: read the input, check it, print the report, return the exit code."""
+    if args.list_rules:
+        print(render_rules())
+        return EXIT_OK
+    if not args.path:
+        print("check-args: give a script path, or - to read standard input", file=sys.stderr)
+        return EXIT_USAGE
+    if args.gpus is not None and not 1 <= args.gpus <= 1_000_000:
+        print(f"check-args: --gpus must be between 1 and 1000000, not {args.gpus}", file=sys.stderr)
+        return EXIT_USAGE
+    checkout = args.slime_checkout
+    if checkout is not None and not (checkout / "slime" / "utils" / "arguments.py").is_file():
+        print(f"check-args: {checkout} is not a slime checkout (no slime/utils/arguments.py)", file=sys.stderr)
+        return EXIT_USAGE
+    data = _read_input(args.path)
+    if data is None:
+        return EXIT_USAGE
+    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout)
+    report = check_script_bytes(data, options)
+    if args.output_format == "json":
+        print(dumps(report_json(report)))
+    else:
+        print(render_report_text(report))
+    return EXIT_OK if report.ok else EXIT_ERRORS
+
+
+def _read_input(path: str) -> bytes | None:
+    """The input's bytes, reading one byte past the limit so that oversize input is reported, not truncated."""
+    limit = MAX_SCRIPT_CHARS + 1
+    if path == "-":
+        return sys.stdin.buffer.read(limit)
+    p = Path(path)
+    try:
+        if p.is_dir():
+            print(f"check-args: {path} is a directory; give a script file", file=sys.stderr)
+            return None
+        with p.open("rb") as fh:
+            return fh.read(limit)
+    except FileNotFoundError:
+        print(f"check-args: no such file: {path}", file=sys.stderr)
+    except OSError as exc:
+        print(f"check-args: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+    return None
+
+
+def report_json(report: CheckReport) -> dict:
+    """The JSON reporter: findings (fixed fields), categories (flag -> owner) and the summary."""
+    return {"findings": findings_json(report.findings, JSON_FIELDS), "categories": report.categories,
+            "summary": report.summary}
+
+
+def render_report_text(report: CheckReport) -> str:
+    """The text reporter: findings, then the flag categories and the batch arithmetic in one line each."""
+    lines = [render_text(report.findings)] if report.findings else []
+    s = report.summary
+    owners = ", ".join(f"{k} {v}" for k, v in sorted((s.get("by_owner") or {}).items()))
+    lines.append(f"\n{s.get('flags', 0)} flag(s) checked ({owners or 'none'}); entry: {report.entry or 'unknown'}")
+    batch = s.get("batch")
+    if batch:
+        gbs = batch.get("effective_global_batch_size")
+        lines.append(f"batch: {batch['rollout_batch_size']} prompts x {batch['n_samples_per_prompt']} samples = "
+                     f"{batch['samples_per_rollout']} per rollout; global batch {gbs}; "
+                     f"{batch.get('steps_per_rollout')} step(s) per rollout")
+    layout = s.get("gpu_layout")
+    if layout and layout.get("total") is not None:
+        lines.append(f"GPUs: {layout['total']} ({layout['mode']})")
+    lines.append(f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), {s.get('info', 0)} note(s)")
+    return "\n".join(lines)
+
+
+def render_rules() -> str:
+    """Every finding code with its default severity, title and upstream source."""
+    rows = [f"{r.code:9} {r.severity.value:7} {r.title}\n{'':18}{r.source or '(a limit of the checker itself)'}"
+            for r in list_rules()]
+    return "\n".join(rows)

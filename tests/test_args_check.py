@@ -1,0 +1,336 @@
+"""The checker's rules, each called directly, and whole-script checks of the synthetic fixtures."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import core.args_check as ac
+from core.args_check import (
+    CheckOptions,
+    check_arg_list,
+    check_launch_script,
+    check_script_bytes,
+    rule_context,
+)
+from core.knowledge import SOURCE_RE
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
+
+MODEL = ["--num-layers", "36", "--hidden-size", "2560", "--num-attention-heads", "32"]
+BASE = [*MODEL, "--rollout-batch-size", "32", "--n-samples-per-prompt", "8", "--global-batch-size", "256",
+        "--num-rollout", "100", "--colocate", "--hf-checkpoint", "/m"]
+
+
+def codes(findings) -> list[str]:
+    return [f.code for f in findings]
+
+
+def run(rule_fn, args: list[str], **options) -> list[str]:
+    return codes(rule_fn(rule_context(args, CheckOptions(**options))))
+
+
+def test_a_plain_valid_run_has_no_errors_or_warnings():
+    report = check_arg_list(BASE, CheckOptions(entry="train.py", gpus=8))
+    assert report.ok and not [f for f in report.findings if f.severity.value != "info"], report.findings
+    assert report.categories["--colocate"] == "slime" and report.categories["--num-layers"] == "megatron"
+
+
+# -- flag-level findings ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("extra", "code", "text"), [
+    (["--n-sample-per-prompt", "8"], "ARG001", "did you mean --n-samples-per-prompt"),
+    (["--sglang-mem-fraction", "0.7"], "ARG003", "--sglang-mem-fraction-static"),
+    (["--sglang-enable-dp", "--sglang-dp-size", "2"], "ARG004", "ambiguous"),
+    (["--lr"], "ARG005", "needs a value"),
+    (["--micro-batch-size", "two"], "ARG006", "expects int"),
+    (["--advantage-estimator", "ppo2"], "ARG007", "not one of its choices"),
+    (["--colocate", "yes"], "ARG008", "'yes' follows no flag"),
+    (["--colocate=1"], "ARG006", "takes no value"),
+    (["--sglang-tp-size", "2"], "ARG011", "does not register"),
+    (["--apply-chat-template-kwargs", "{not json"], "ARG006", "expects json.loads"),
+], ids=str)
+def test_flag_problems(extra, code, text):
+    report = check_arg_list([*BASE, *extra], CheckOptions(entry="train.py"))
+    hit = next(f for f in report.findings if f.code == code)
+    assert text in f"{hit.message} {hit.fix or ''}"
+    assert hit.severity == ac.RULES[code].severity and report.ok == (hit.severity.value != "error")
+
+
+def test_repeated_flag_says_which_value_wins():
+    report = check_arg_list([*BASE, "--lr", "1e-6", "--lr", "2e-6"])
+    hit = next(f for f in report.findings if f.code == "ARG002")
+    assert hit.severity.value == "warning" and hit.message.endswith("keeps the last one: --lr 2e-6")
+
+
+def test_repeated_identical_flag_is_only_a_note():
+    report = check_arg_list([*BASE, "--lr", "1e-6", "--lr", "1e-6"])
+    assert next(f for f in report.findings if f.code == "ARG002").severity.value == "info"
+
+
+def test_unknown_flag_is_categorised_unknown_and_keeps_its_value():
+    report = check_arg_list([*BASE, "--max-turns", "5"])
+    assert report.categories["--max-turns"] == "unknown" and report.values["--max-turns"] == "5"
+    assert "silently ignore" in next(f for f in report.findings if f.code == "ARG001").message
+
+
+def test_every_flag_gets_an_owner():
+    report = check_arg_list([*BASE, "--sglang-mem-fraction-static", "0.7", "--router-policy", "round_robin"])
+    assert {report.categories[f] for f in ("--sglang-mem-fraction-static", "--router-policy", "--colocate",
+                                           "--num-layers")} == {"sglang", "router", "slime", "megatron"}
+
+
+# -- ported rules, called directly ------------------------------------------------------------------
+RULE_CASES = [
+    (ac.temperature_positive, ["--rollout-temperature", "0"], ["SLIME001"]),
+    (ac.temperature_positive, ["--rollout-temperature", "0.7"], []),
+    (ac.kl_needs_ref_load, ["--use-kl-loss"], ["SLIME002"]),
+    (ac.kl_needs_ref_load, ["--use-kl-loss", "--ref-load", "/r"], []),
+    (ac.kl_needs_ref_load, ["--kl-coef", "0.1"], ["SLIME002"]),
+    (ac.kl_coef_exclusive, ["--kl-coef", "0.1", "--kl-loss-coef", "0.01"], ["SLIME003"]),
+    (ac.kl_coef_exclusive, ["--kl-coef", "0", "--kl-loss-coef", "0.01"], []),
+    (ac.opd_consistent, ["--use-opd"], ["SLIME004"]),
+    (ac.opd_consistent, ["--use-opd", "--opd-type", "megatron"], ["SLIME004"]),
+    (ac.opd_consistent, ["--use-opd", "--opd-type", "sglang", "--opd-teacher-load", "/t"], ["SLIME004"]),
+    (ac.opd_consistent, ["--opd-teacher-load", "/t"], ["SLIME004"]),
+    (ac.opd_consistent, ["--use-opd", "--opd-type", "megatron", "--opd-teacher-load", "/t"], []),
+    (ac.eval_interval_needs_data, ["--eval-interval", "5"], ["SLIME005"]),
+    (ac.eval_interval_needs_data, ["--eval-interval", "5", "--eval-prompt-data", "aime", "/a.jsonl"], []),
+    (ac.save_interval_needs_save, ["--save-interval", "5"], ["SLIME006"]),
+    (ac.save_interval_needs_save, ["--save-interval", "5", "--save", "/s"], []),
+    (ac.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus"], ["SLIME007"]),
+    (ac.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus",
+                                        "--normalize-advantages"], []),
+    (ac.rollout_logprobs_vs_tis, ["--use-rollout-logprobs", "--use-tis"], ["SLIME008"]),
+    (ac.mismatch_metrics_need_tis_fn, ["--get-mismatch-metrics"], ["SLIME009"]),
+    (ac.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size"], ["SLIME010"]),
+    (ac.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size", "--max-tokens-per-gpu", "8192"], []),
+    (ac.flops_balance_needs_dynamic, ["--balance-by-flops"], ["SLIME011"]),
+    (ac.debug_dump_paths_differ, ["--save-debug-train-data", "/d", "--save-debug-rollout-data", "/d"], ["SLIME012"]),
+    (ac.debug_modes_exclusive, ["--debug-rollout-only", "--load-debug-rollout-data", "/x"], ["SLIME013"]),
+    (ac.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "16"],
+     ["SLIME014"]),
+    (ac.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "64"], []),
+    (ac.rollout_count_given, ["--rollout-batch-size", "8"], ["SLIME015"]),
+    (ac.rollout_count_given, ["--num-epoch", "2", "--disable-rollout-global-dataset"], ["SLIME015"]),
+    (ac.rollout_count_given, ["--num-epoch", "2"], []),
+    (ac.mtp_needs_layers, ["--enable-mtp-training"], ["SLIME016"]),
+    (ac.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4096"],
+     ["SLIME017"]),
+    (ac.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4095"], []),
+    (ac.param_lists_exclusive, ["--only-train-params-name-list", "a", "--freeze-params-name-list", "b"],
+     ["SLIME018"]),
+    (ac.disk_transport_needs_dir, ["--update-weight-transport", "disk"], ["SLIME019"]),
+    (ac.release_train_requirements, ["--release-train", "--advantage-estimator", "ppo"],
+     ["SLIME020", "SLIME020", "SLIME020"]),
+    (ac.release_train_requirements, ["--release-train", "--save", "/s", "--update-weight-transport", "disk"], []),
+    (ac.delta_update_requirements, ["--update-weight-mode", "delta", "--colocate"],
+     ["SLIME021", "SLIME021", "SLIME021"]),
+    (ac.single_sample_normalization, ["--n-samples-per-prompt", "1"], ["SLIME022"]),
+    (ac.single_sample_normalization, ["--n-samples-per-prompt", "8"], []),
+    (ac.cispo_clip, ["--advantage-estimator", "cispo"], ["SLIME023"]),
+    (ac.cispo_clip, ["--advantage-estimator", "cispo", "--eps-clip", "1.0"], []),
+    (ac.custom_config_overrides, ["--custom-config-path", "x.yaml"], ["ARG013"]),
+    (ac.required_rollout_batch_size, ["--num-rollout", "3"], ["ARG009"]),
+    (ac.sglang_pp_divides_engine, ["--rollout-num-gpus-per-engine", "3", "--sglang-pp-size", "2"], ["SGL001"]),
+    (ac.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2"], ["SGL002"]),
+    (ac.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2", "--sglang-enable-dp-attention"], []),
+    (ac.sglang_deployment_exclusive, ["--prefill-num-servers", "1", "--sglang-config", "c.yaml"], ["SGL003"]),
+    (ac.world_size_divisible, ["--actor-num-gpus-per-node", "6", "--tensor-model-parallel-size", "4"], ["MEG001"]),
+    (ac.world_size_divisible, ["--actor-num-gpus-per-node", "8", "--tensor-model-parallel-size", "4"], []),
+    (ac.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2"], ["MEG002"]),
+    (ac.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2",
+                                 "--decoder-last-pipeline-num-layers", "23"], []),
+    (ac.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24"], ["MEG003"]),
+    (ac.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24", "--kv-channels", "128"], []),
+    (ac.min_lr_below_lr, ["--lr", "1e-6", "--min-lr", "1e-5"], ["MEG004"]),
+    (ac.save_needs_interval, ["--save", "/s"], ["MEG005"]),
+    (ac.save_needs_interval, ["--save", "/s", "--release-train"], []),
+    (ac.model_shape_given, ["--num-layers", "2"], ["MEG006"]),
+    (ac.removed_megatron_flags, ["--checkpoint-activations"], ["MEG007"]),
+    (ac.seq_length_fits_cp, ["--context-parallel-size", "3"], ["MEG008"]),
+    (ac.max_positions_cover_seq, ["--max-position-embeddings", "2048"], ["MEG009"]),
+    (ac.max_positions_cover_seq, ["--max-position-embeddings", "2048", "--seq-length", "2048"], []),
+    (ac.expert_parallel_divides_experts, ["--expert-model-parallel-size", "8", "--num-experts", "60"], ["MEG010"]),
+    (ac.selective_recompute_no_method, ["--recompute-granularity", "selective", "--recompute-method", "uniform"],
+     ["MEG011"]),
+    (ac.uneven_pipeline_needs_pp, ["--decoder-last-pipeline-num-layers", "3"], ["MEG012"]),
+    (ac.micro_batch_ignored_when_dynamic, ["--use-dynamic-batch-size", "--micro-batch-size", "2"], ["MODE001"]),
+    (ac.micro_batch_ignored_when_dynamic, ["--micro-batch-size", "2"], []),
+    (ac.max_tokens_needs_dynamic, ["--max-tokens-per-gpu", "4096"], ["MODE002"]),
+    (ac.sequence_parallel_needs_tp, ["--sequence-parallel"], ["MODE003"]),
+    (ac.sequence_parallel_needs_tp, ["--sequence-parallel", "--tensor-model-parallel-size", "2"], []),
+    (ac.num_epoch_ignored, ["--num-epoch", "1", "--num-rollout", "5"], ["MODE004"]),
+    (ac.kl_loss_coef_needs_switch, ["--kl-loss-coef", "0.01"], ["MODE005"]),
+    (ac.kl_loss_zero_coef, ["--use-kl-loss"], ["MODE006"]),
+    (ac.eval_data_needs_interval, ["--eval-prompt-data", "aime", "/a.jsonl"], ["MODE007"]),
+    (ac.release_train_offload_ignored, ["--colocate", "--release-train", "--offload-train"], ["MODE008"]),
+    (ac.async_refuses_colocate, ["--colocate"], []),  # entry unknown: not refused
+]
+
+
+@pytest.mark.parametrize(("rule_fn", "args", "expected"), RULE_CASES, ids=str)
+def test_rule(rule_fn, args, expected):
+    assert run(rule_fn, args) == expected
+
+
+def test_async_entry_refuses_colocate():
+    assert run(ac.async_refuses_colocate, ["--colocate"], entry="train_async.py") == ["ENTRY001"]
+    assert run(ac.async_refuses_colocate, ["--colocate"], entry="train.py") == []
+
+
+@pytest.mark.parametrize(("args", "gpus", "expected", "total"), [
+    (["--colocate"], 8, [], 8),
+    (["--colocate", "--actor-num-nodes", "2"], 8, ["GPU003"], 16),
+    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4"], 8, [], 8),
+    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4"], 16, ["GPU003"], 8),  # a note: 8 of 16 used
+    (["--actor-num-gpus-per-node", "4"], 8, [], None),  # GPU001 owns this case
+], ids=str)
+def test_gpu_total_against_the_profile(args, gpus, expected, total):
+    ctx = rule_context(args, CheckOptions(gpus=gpus))
+    assert codes(ac.gpu_total_fits_profile(ctx)) == expected
+    assert ac.gpu_layout(ctx)["total"] == total
+
+
+def test_gpu_overrun_is_an_error_and_underuse_a_note():
+    over = list(ac.gpu_total_fits_profile(rule_context(["--colocate", "--actor-num-nodes", "2"],
+                                                       CheckOptions(gpus=8))))
+    under = list(ac.gpu_total_fits_profile(rule_context(["--colocate"], CheckOptions(gpus=16))))
+    assert over[0].severity.value == "error" and "16 GPUs" in over[0].message
+    assert under[0].severity.value == "info"
+
+
+@pytest.mark.parametrize(("args", "expected", "severity"), [
+    (["--actor-num-gpus-per-node", "4"], ["GPU001"], "error"),
+    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4"], [], None),
+    (["--rollout-external-engine-addrs", "h:1"], [], None),
+], ids=str)
+def test_disaggregated_needs_rollout_gpus(args, expected, severity):
+    found = list(ac.disaggregated_needs_rollout_gpus(rule_context(args)))
+    assert codes(found) == expected and (not found or found[0].severity.value == severity)
+
+
+@pytest.mark.parametrize(("args", "severity", "text"), [
+    (["--colocate", "--rollout-num-gpus-per-engine", "3"], "warning", "2 GPU(s) stay idle"),
+    (["--colocate", "--actor-num-gpus-per-node", "2", "--rollout-num-gpus-per-engine", "4"], "error",
+     "cannot hold one engine"),
+], ids=str)
+def test_rollout_gpus_split_into_engines(args, severity, text):
+    found = list(ac.rollout_gpus_make_whole_engines(rule_context(args)))
+    assert found[0].severity.value == severity and text in found[0].message
+
+
+# -- batch arithmetic in a whole check -------------------------------------------------------------
+def test_batch_mismatch_under_slimes_assertion_lists_exact_fixes():
+    report = check_arg_list([*MODEL, "--rollout-batch-size", "32", "--n-samples-per-prompt", "8",
+                             "--global-batch-size", "100", "--num-steps-per-rollout", "2", "--num-rollout", "5",
+                             "--colocate"])
+    hit = next(f for f in report.findings if f.code == "BATCH001")
+    assert hit.severity.value == "error" and hit.card == "batch-size"
+    assert "set --global-batch-size 128 (now 100)" in hit.fix and "set --num-steps-per-rollout" not in hit.fix
+    assert report.summary["batch"]["status"] == "error"
+
+
+def test_static_batches_must_split_over_data_parallel_ranks():
+    args = [*MODEL, "--rollout-batch-size", "6", "--n-samples-per-prompt", "2", "--global-batch-size", "12",
+            "--num-rollout", "5", "--colocate", "--micro-batch-size", "2"]  # DP 8: 6 micro-batches
+    report = check_arg_list(args)
+    assert "BATCH006" in codes(report.findings)
+    assert "BATCH006" not in codes(check_arg_list([*args, "--use-dynamic-batch-size", "--max-tokens-per-gpu",
+                                                   "4096"]).findings)
+
+
+def test_global_batch_below_data_parallel_size():
+    report = check_arg_list([*MODEL, "--rollout-batch-size", "2", "--n-samples-per-prompt", "2",
+                             "--global-batch-size", "4", "--num-rollout", "5", "--colocate"])
+    assert "BATCH007" in codes(report.findings)
+
+
+def test_missing_global_batch_uses_megatrons_fallback():
+    report = check_arg_list([*MODEL, "--rollout-batch-size", "4", "--n-samples-per-prompt", "4",
+                             "--num-rollout", "5", "--colocate"])
+    batch = report.summary["batch"]
+    assert batch["effective_global_batch_size"] == 8 and batch["steps_per_rollout"] == 2  # mbs 1 x DP 8
+
+
+# -- whole scripts -----------------------------------------------------------------------------------
+FIXTURE_CASES = [
+    ("good_colocate.sh", set(), "train.py"),
+    ("typo_and_batch.sh", {"ARG001", "BATCH004"}, "train.py"),
+    ("broken_continuation.sh", {"SCRIPT008", "SLIME015"}, "train.py"),
+    ("async_colocate.sh", {"ENTRY001"}, "train_async.py"),
+    ("disaggregated.sh", {"GPU001"}, "train_async.py"),
+    ("unresolved.sh", set(), "train.py"),
+    ("unterminated.sh", {"SCRIPT003"}, None),
+    ("bare_args.txt", set(), None),
+]
+
+
+@pytest.mark.parametrize(("name", "errors", "entry"), FIXTURE_CASES, ids=str)
+def test_fixture_scripts(name, errors, entry):
+    report = check_launch_script((FIXTURES / name).read_text(), CheckOptions(gpus=8))
+    assert {f.code for f in report.findings if f.severity.value == "error"} == errors
+    assert report.entry == entry and report.ok == (not errors)
+
+
+def test_good_script_resolves_model_args_and_arithmetic():
+    report = check_launch_script((FIXTURES / "good_colocate.sh").read_text(), CheckOptions(gpus=8))
+    assert report.values["--num-layers"] == "36" and report.values["--max-tokens-per-gpu"] == "8192"
+    assert report.values["--prompt-data"] == "/data/train.jsonl"
+    assert report.summary["gpu_layout"]["total"] == 8 and report.summary["complete"]
+    assert not [f for f in report.findings if f.severity.value == "warning"]
+
+
+def test_unresolved_values_are_reported_with_the_checks_they_skip():
+    report = check_launch_script((FIXTURES / "unresolved.sh").read_text(), CheckOptions(gpus=8))
+    notes = [f.message for f in report.findings if f.code == "SCRIPT004"]
+    assert any("--rollout-batch-size" in m and "BATCH001" in m for m in notes)
+    assert any("--num-rollout" in m and "command substitution" in m for m in notes)
+    assert report.summary["batch"] is None
+
+
+def test_findings_carry_locations_sources_and_are_sorted():
+    report = check_launch_script((FIXTURES / "typo_and_batch.sh").read_text())
+    typo = next(f for f in report.findings if f.code == "ARG001")
+    assert typo.line == 9 and typo.flag == "--n-sample-per-prompt" and typo.card == "argument-categories"
+    assert all(f.source is None or SOURCE_RE.match(f.source.split("; ")[0]) for f in report.findings)
+    lines = [f.line if f.line is not None else 10**12 for f in report.findings]
+    assert lines == sorted(lines)
+
+
+def test_hidden_words_skip_absence_checks_instead_of_guessing():
+    report = check_launch_script("python3 train.py --rollout-batch-size 8 $EXTRA_ARGS")
+    assert report.ok
+    assert any(f.code == "SCRIPT011" and "$EXTRA_ARGS" in f.message for f in report.findings)
+
+
+@pytest.mark.parametrize(("data", "code"), [
+    (b"\0\1\2\3" * 100, "SCRIPT001"),
+    (b"#!/bin/bash\n" + b"# pad\n" * 200_000, "SCRIPT001"),
+    (b"python3 train.py --rollout-batch-size 8 --num-rollout 1 --prompt-data /d/\xff.jsonl", "SCRIPT002"),
+], ids=str)
+def test_bad_bytes_give_a_finding_not_a_crash(data, code):
+    report = check_script_bytes(data)
+    assert code in codes(report.findings)
+
+
+def test_a_catalog_that_cannot_be_read_falls_back_with_a_warning(tmp_path):
+    bad = tmp_path / "arguments.json"
+    bad.write_text("{not json")
+    report = check_arg_list(BASE, CheckOptions(catalog_path=bad))
+    assert any("could not be used" in f.message for f in report.findings)
+    assert report.categories["--colocate"] == "slime"
+
+
+# -- the code table ----------------------------------------------------------------------------------
+def test_every_code_is_in_the_module_docstring_and_back():
+    documented = set(re.findall(r"^\s{4}([A-Z]+\d{3})\s", ac.__doc__, re.M))
+    assert documented == set(ac.RULES)
+
+
+@pytest.mark.parametrize("info", list(ac.RULES.values()), ids=lambda i: i.code)
+def test_every_rule_is_documented_and_cited(info):
+    assert info.source == "" or SOURCE_RE.match(info.source), info.source
+    if info.check is not None:
+        assert info.check.__doc__ and len(info.check.__doc__) > 20

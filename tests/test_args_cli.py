@@ -1,0 +1,88 @@
+"""`slime-assistant check-args`: exit codes, the JSON shape, stdin, and the rule list."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(["check-args", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize(("name", "rc"), [
+    ("good_colocate.sh", 0), ("typo_and_batch.sh", 1), ("async_colocate.sh", 1), ("unterminated.sh", 1),
+], ids=str)
+def test_exit_code_says_whether_there_are_errors(capsys, name, rc):
+    assert run_cli(capsys, str(FIXTURES / name), "--gpus", "8")[0] == rc
+
+
+@pytest.mark.parametrize("argv", [
+    ["/no/such/file.sh"],
+    [str(FIXTURES)],
+    [],
+    [str(FIXTURES / "good_colocate.sh"), "--entry", "main.py"],
+    [str(FIXTURES / "good_colocate.sh"), "--gpus", "0"],
+    [str(FIXTURES / "good_colocate.sh"), "--slime-checkout", str(FIXTURES)],
+    [str(FIXTURES / "good_colocate.sh"), "--format", "yaml"],
+], ids=str)
+def test_usage_problems_exit_2(capsys, argv):
+    rc, out, err = run_cli(capsys, *argv)
+    assert rc == 2 and not out.strip().startswith("{")
+
+
+def test_json_has_the_documented_shape(capsys):
+    rc, out, _ = run_cli(capsys, str(FIXTURES / "typo_and_batch.sh"), "--format", "json")
+    doc = json.loads(out)
+    assert rc == 1 and set(doc) == {"findings", "categories", "summary"}
+    assert all(list(f) == ["code", "severity", "message", "line", "flag", "fix", "source"] for f in doc["findings"])
+    assert {f["severity"] for f in doc["findings"]} <= {"error", "warning", "info"}
+    assert doc["categories"]["--n-sample-per-prompt"] == "unknown" and doc["categories"]["--colocate"] == "slime"
+    assert doc["summary"]["error"] == 2 and doc["summary"]["batch"]["n_samples_per_prompt"] == 1
+
+
+def test_text_report_ends_with_counts(capsys):
+    rc, out, _ = run_cli(capsys, str(FIXTURES / "good_colocate.sh"), "--gpus", "8")
+    assert rc == 0 and "0 error(s)" in out.splitlines()[-1]
+    assert "128 per rollout" in out and "GPUs: 8 (colocated)" in out
+
+
+def test_stdin_bare_list_with_entry(capsys, monkeypatch):
+    data = b"--rollout-batch-size 8 --num-rollout 2 --colocate --num-layers 2 --hidden-size 8 " \
+           b"--num-attention-heads 2 --global-batch-size 8"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    rc, out, _ = run_cli(capsys, "-", "--entry", "train_async.py", "--format", "json")
+    doc = json.loads(out)
+    assert rc == 1 and "ENTRY001" in [f["code"] for f in doc["findings"]]
+
+
+def test_binary_input_is_an_error_finding_not_a_crash(capsys, tmp_path):
+    blob = tmp_path / "x.bin"
+    blob.write_bytes(bytes(range(256)) * 4)
+    rc, out, _ = run_cli(capsys, str(blob))
+    assert rc == 1 and "SCRIPT001" in out
+
+
+def test_list_rules_prints_every_code(capsys):
+    from core.args_check import RULES
+
+    rc, out, _ = run_cli(capsys, "--list-rules")
+    assert rc == 0 and all(code in out for code in RULES)
+
+
+def test_python_dash_m_core_does_the_same():
+    proc = subprocess.run([sys.executable, "-m", "core", "check-args", str(FIXTURES / "async_colocate.sh"),
+                           "--format", "json"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "ENTRY001" in proc.stdout
