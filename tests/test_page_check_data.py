@@ -1,0 +1,122 @@
+"""AppTest: the "Check my data" page (uploads, paths inside roots, launch settings, the saved record)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.profile import Profile
+from core.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "data"
+PAGE = "pages/check_data.py"
+
+
+def open_page(app_env, make_app, data_path: str = "/data/train.jsonl", launch: dict | None = None):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path=data_path, gpus_total=8))
+    at = make_app(PAGE)
+    if launch is not None:
+        at.session_state["launch_settings"] = launch
+    at.run()
+    assert not at.exception
+    return at
+
+
+def upload_and_check(at, name: str, content: bytes):
+    at.file_uploader(key="cd_upload").set_value((name, content, "application/octet-stream"))
+    at.run()
+    at.button(key="cd_run").click().run()
+    assert not at.exception
+    return at
+
+
+def test_page_asks_for_a_profile_first(app_env, make_app):
+    at = make_app(PAGE).run()
+    assert not at.exception
+    assert any("first" in i.value for i in at.info)
+    assert not [b for b in at.button if b.key == "cd_run"]
+
+
+def test_a_good_upload_is_done_and_recorded(app_env, make_app):
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_input_key").input("prompt")
+    at.text_input(key="cd_label_key").input("label")
+    upload_and_check(at, "sample.jsonl", (FIXTURES / "text_ok.jsonl").read_bytes())
+    assert any("would use all 10 row" in s.value for s in at.success)
+    assert [m.value for m in at.metric][:4] == ["10", "10", "0", "0"]
+    record = Store(app_env).get_record("default", "check_data")
+    assert record.status == "done" and record.output_mime == "application/json"
+    assert json.loads(record.output)["summary"]["rows_used"] == 10
+
+
+def test_a_bad_upload_lists_findings_and_the_flags_to_add(app_env, make_app):
+    at = open_page(app_env, make_app)
+    upload_and_check(at, "sample.jsonl", (FIXTURES / "mixed_problems.jsonl").read_bytes())
+    errors = " ".join(e.value for e in at.error)
+    assert "would skip 1 line" in errors and "DATA001" in errors
+    flags = [c.value for c in at.code if "--input-key" in c.value]
+    assert flags and "--input-key prompt" in flags[0]
+    record = Store(app_env).get_record("default", "check_data")
+    assert record.status == "started" and any("--input-key prompt" in t for t in record.todo_items)
+
+
+def test_uploaded_text_is_never_rendered_as_markdown_or_html(app_env, make_app):
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_input_key").input("prompt")
+    hostile = b'{"prompt": "<img src=x onerror=alert(1)> **bold** [link](http://evil)", "label": "1"}\n'
+    upload_and_check(at, "<b>x</b>.jsonl", hostile)
+    rendered = [e.value for kind in (at.markdown, at.caption, at.error, at.warning, at.info, at.success)
+                for e in kind]
+    assert any("\\<b\\>x" in text for text in rendered)  # the file name is shown, escaped
+    assert not any("<img" in text or "<b>" in text or "](http" in text for text in rendered)
+    assert any("<img src=x" in c.value for c in at.code)  # shown literally, as code
+
+
+def test_launch_settings_prefill_the_keys(app_env, make_app):
+    at = open_page(app_env, make_app, launch={"--input-key": "question", "--label-key": "answer",
+                                               "--apply-chat-template": True})
+    assert at.text_input(key="cd_input_key").value == "question"
+    assert at.text_input(key="cd_label_key").value == "answer"
+    assert at.checkbox(key="cd_template").value is True
+
+
+def test_a_path_inside_the_roots_is_checked(app_env, make_app, tmp_path, monkeypatch):
+    data = tmp_path / "roots" / "train.jsonl"
+    data.parent.mkdir()
+    data.write_bytes((FIXTURES / "chat_ok.jsonl").read_bytes())
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(data.parent))
+    at = open_page(app_env, make_app, data_path=str(data))
+    at.radio(key="cd_source").set_value("A file on this machine").run()
+    assert at.text_input(key="cd_path").value == str(data)  # pre-filled from the profile
+    at.text_input(key="cd_input_key").input("prompt")
+    at.checkbox(key="cd_template").check()
+    at.button(key="cd_run").click().run()
+    assert not at.exception
+    assert any("would use all 10 row" in s.value for s in at.success)
+
+
+def test_paths_outside_the_roots_or_without_roots_are_refused(app_env, make_app, tmp_path, monkeypatch):
+    inside = tmp_path / "allowed"
+    inside.mkdir()
+    outside = tmp_path / "secret.jsonl"
+    outside.write_text('{"input": "a"}\n')
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(inside))
+    at = open_page(app_env, make_app)
+    at.radio(key="cd_source").set_value("A file on this machine").run()
+    at.text_input(key="cd_path").input(str(outside)).run()
+    at.button(key="cd_run").click().run()
+    assert any("outside the directories" in e.value for e in at.error)
+    at.text_input(key="cd_path").input(str(inside)).run()
+    at.button(key="cd_run").click().run()
+    assert any("directory" in e.value for e in at.error)
+    monkeypatch.delenv("SLIME_ASSISTANT_ROOTS")
+    at.button(key="cd_run").click().run()
+    assert any("no roots are configured" in e.value for e in at.error)
+    assert Store(app_env).get_record("default", "check_data") is None
+
+
+def test_invalid_keys_disable_the_check_with_a_message(app_env, make_app):
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_multimodal").input("{not json").run()
+    assert any("multimodal" in e.value for e in at.error)
+    assert at.button(key="cd_run").disabled
