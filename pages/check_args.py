@@ -1,6 +1,182 @@
-"""Placeholder: this workflow's page is being built."""
+"""Check my launch script: paste or upload it, see every flag's owner, the batch arithmetic and what slime,
+Megatron and SGLang would refuse, before anything reaches the cluster. The script is read as text only."""
 
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("check_args")
-st.info("This workflow is not built yet.")
+from core.args_check import CheckOptions, CheckReport, check_launch_script, check_script_bytes
+from core.args_cli import report_json
+from core.batch import BatchInputError, BatchResult, check_batch_equation
+from core.findings import Severity, dumps
+from core.knowledge import get_card
+from core.launch_script import MAX_SCRIPT_CHARS
+from core.paths import PathRefused, resolve_allowed
+from core.pins import SLIME_SHORT, megatron_source
+from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+
+PASTE, UPLOAD = "Paste", "Upload a file"
+AUTO = "from the script"
+_STATUS_BOX = {"ok": st.success, "info": st.info, "warning": st.warning, "error": st.error}
+
+
+def checkout_path() -> tuple[object | None, bool]:
+    """The user's slime checkout, if they named one the app may read; (path or None, refused?)."""
+    with st.expander("Check against my own slime checkout (optional)"):
+        st.caption(f"By default flags are checked against slime {SLIME_SHORT} and the Megatron / SGLang versions "
+                   "it pins. A directory on this machine is read (never changed) only inside the roots the app "
+                   "may read.")
+        raw = st.text_input("slime checkout directory", key="ca_checkout", placeholder="/path/to/slime")
+    if not raw.strip():
+        return None, False
+    try:
+        allowed = resolve_allowed(raw, want="dir")
+    except PathRefused as exc:
+        st.error(plain(str(exc)))
+        return None, True
+    if not (allowed.path / "slime" / "utils" / "arguments.py").is_file():
+        st.error(plain(f"{allowed.path} is not a slime checkout: it has no slime/utils/arguments.py."))
+        return None, True
+    return allowed.path, False
+
+
+def read_input() -> tuple[str | None, bytes | None]:
+    """The pasted text or the uploaded bytes (one of them), or (None, None)."""
+    source = st.radio("Script", (PASTE, UPLOAD), horizontal=True, key="ca_source", label_visibility="collapsed")
+    if source == PASTE:
+        text = st.text_area("Launch script or argument list", key="ca_text", height=260,
+                            placeholder="#!/bin/bash\nsource scripts/models/qwen3-4B.sh\n...\n"
+                                        "ray job submit ... -- python3 train.py ${MODEL_ARGS[@]} ...")
+        if len(text) > MAX_SCRIPT_CHARS:
+            st.error(f"That paste is {len(text):,} characters; the checker reads at most {MAX_SCRIPT_CHARS:,}. "
+                     "Paste the launch script alone.")
+            return None, None
+        return (text, None) if text.strip() else (None, None)
+    upload = st.file_uploader("Launch script (.sh, .txt)", key="ca_upload", type=["sh", "bash", "txt"])
+    if upload is None:
+        return None, None
+    if upload.size > MAX_SCRIPT_CHARS:
+        st.error(f"{plain(upload.name)} is {upload.size:,} bytes; the checker reads at most {MAX_SCRIPT_CHARS:,}.")
+        return None, None
+    return None, upload.getvalue()
+
+
+def categories_table(report: CheckReport) -> None:
+    if not report.categories:
+        return
+    st.subheader("Who reads each flag")
+    card = get_card("argument-categories")
+    st.caption("slime, Megatron and SGLang each parse the whole command line and ignore what they do not know; "
+               "'unknown' means no parser reads the flag." + (f" More: knowledge card '{card.title}'." if card
+                                                              else ""))
+    frame = pd.DataFrame([{"flag": flag, "owner": owner, "value": report.values.get(flag)}
+                          for flag, owner in report.categories.items()])
+    counts = frame["owner"].value_counts().to_dict()
+    st.write(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+    st.dataframe(frame, hide_index=True, width="stretch", key="ca_categories")
+
+
+def prefill_batch(report: CheckReport | None) -> None:
+    """Load the script's batch numbers into the calculator when a new script brings different ones."""
+    batch = report.summary.get("batch") if report is not None else None
+    if not batch:
+        return
+    numbers = (batch["rollout_batch_size"], batch["n_samples_per_prompt"], batch.get("global_batch_size") or 0,
+               batch.get("num_steps_per_rollout") or 0)
+    if st.session_state.get("ca_batch_from") != numbers:
+        st.session_state["ca_batch_from"] = numbers
+        for key, value in zip(("ca_rbs", "ca_n", "ca_gbs", "ca_steps"), numbers, strict=True):
+            st.session_state[key] = value
+
+
+def batch_calculator() -> BatchResult | None:
+    st.subheader("Batch calculator")
+    st.caption("rollout batch x samples per prompt = global batch x steps per rollout, checked exactly. "
+               "0 means the flag is absent. The numbers come from your script and can be edited.")
+    c1, c2, c3, c4 = st.columns(4)
+    rbs = c1.number_input("--rollout-batch-size", min_value=1, max_value=10**9, value=32, step=1, key="ca_rbs")
+    n = c2.number_input("--n-samples-per-prompt", min_value=1, max_value=10**9, value=8, step=1, key="ca_n")
+    gbs = c3.number_input("--global-batch-size (0: absent)", min_value=0, max_value=10**9, value=256, step=1,
+                          key="ca_gbs")
+    steps = c4.number_input("--num-steps-per-rollout (0: absent)", min_value=0, max_value=10**9, value=0, step=1,
+                            key="ca_steps")
+    try:
+        result = check_batch_equation(int(rbs), int(n), int(gbs) or None, int(steps) or None)
+    except BatchInputError as exc:
+        st.error(plain(str(exc)))
+        return None
+    _STATUS_BOX[result.status](plain(f"{result.equation}. {result.slime_behaviour}"))
+    for note in result.assumptions:
+        st.caption(plain(note))
+    if result.fixes:
+        st.markdown("**Exact fixes** (each one alone makes the equation hold):")
+        st.markdown("\n".join(f"- {plain(f.message)}" for f in result.fixes))
+    if result.code == "BATCH003":
+        st.caption(f"Megatron's fallback: {plain(megatron_source('megatron/training/arguments.py', 498))}")
+    st.caption(f"Source: {plain(result.source)}")
+    return result
+
+
+def record(report: CheckReport) -> None:
+    """Save the outcome for the progress page, once per distinct result."""
+    errors = [f for f in report.findings if f.severity == Severity.ERROR]
+    key = tuple((f.code, f.line, f.message) for f in report.findings)
+    if st.session_state.get("ca_recorded") == key:
+        return
+    st.session_state["ca_recorded"] = key
+    s = report.summary
+    save_record(profile, "check_args", "done" if report.ok else "started",
+                done=[f"Checked {s.get('flags', 0)} flag(s) of a {report.entry or 'launch'} command"],
+                todo=[f"{f.code}: {f.message}" + (f" (line {f.line})" if f.line else "") for f in errors[:10]],
+                summary=f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), {s.get('info', 0)} note(s)",
+                output_name="check-args.json", output=dumps(report_json(report)), output_mime="application/json")
+
+
+st.title("Check my launch script")
+profile = require_profile()
+profile_caption(profile)
+st.markdown(
+    "slime hands the command line to Megatron's and SGLang's parsers, which **silently ignore flags they do not "
+    "know**: a typo such as `--n-sample-per-prompt 8` is dropped and the default 1 is used. Most of slime's own "
+    "checks only run after `ray job submit`, on the cluster. This page runs them here, on the text of your "
+    "script: nothing in it is executed.")
+
+text, data = read_input()
+c1, c2 = st.columns(2)
+gpus = c1.number_input("GPUs you have (from your profile)", min_value=1, max_value=1_000_000,
+                       value=profile.gpus_total, step=1, key="ca_gpus")
+entry_choice = c2.selectbox("Entry for a bare argument list", (AUTO, "train.py", "train_async.py"), key="ca_entry",
+                            help="A script names its own entry (python3 train.py ...); a pasted flag list does not.")
+checkout, refused = checkout_path()
+
+report: CheckReport | None = None
+if (text is not None or data is not None) and not refused:
+    options = CheckOptions(gpus=int(gpus), entry=None if entry_choice == AUTO else entry_choice,
+                           catalog_path=checkout)
+    with st.spinner("Checking"):
+        report = check_launch_script(text, options) if text is not None else check_script_bytes(data, options)
+
+if report is not None:
+    s = report.summary
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Errors", s.get("error", 0))
+    m2.metric("Warnings", s.get("warning", 0))
+    m3.metric("Flags", s.get("flags", 0))
+    m4.metric("Entry", report.entry or "unknown")
+    if report.ok:
+        st.success("No errors: slime would accept these flags as far as a static check can tell.",
+                   icon=":material/check_circle:")
+    else:
+        st.error("slime would stop, or silently do something else, because of the errors below.",
+                 icon=":material/error:")
+    show_findings(report.findings, key_prefix="ca_findings")
+    categories_table(report)
+    st.download_button("Download the report (JSON)", dumps(report_json(report)), file_name="check-args.json",
+                       mime="application/json", key="ca_download")
+    record(report)
+else:
+    st.info("Paste a launch script or upload one to check it. The batch calculator below works on its own.")
+
+prefill_batch(report)
+batch_calculator()

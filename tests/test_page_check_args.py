@@ -1,0 +1,95 @@
+"""AppTest of the page 'Check my launch script'."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.profile import Profile
+from core.store import Store
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
+PAGE = "pages/check_args.py"
+
+
+def saved(app_env, gpus: int = 8) -> Store:
+    store = Store(app_env)
+    store.save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=gpus))
+    return store
+
+
+def texts(elements) -> str:
+    return " ".join(e.value for e in elements).replace("\\", "")
+
+
+def test_page_asks_for_a_profile_first(app_env, make_app):
+    at = make_app(PAGE).run()
+    assert not at.exception and any("first" in i.value for i in at.info)
+
+
+def test_calculator_works_without_a_script(app_env, make_app):
+    saved(app_env)
+    at = make_app(PAGE).run()
+    assert not at.exception
+    assert at.number_input(key="ca_gpus").value == 8
+    assert "256 x 1 = 256" in texts(at.success)
+    at.number_input(key="ca_gbs").set_value(100).run()
+    assert "never trained on" in texts(at.warning)
+    assert "set --global-batch-size 256 (now 100)" in texts(at.markdown)
+
+
+def test_pasted_script_shows_findings_categories_and_records(app_env, make_app):
+    store = saved(app_env)
+    at = make_app(PAGE).run()
+    at.text_area(key="ca_text").input((FIXTURES / "typo_and_batch.sh").read_text()).run()
+    assert not at.exception
+    errors = texts(at.error)
+    assert "ARG001" in errors and "n-sample-per-prompt" in errors and "BATCH004" in errors
+    frame = at.dataframe[0].value
+    assert dict(zip(frame["flag"], frame["owner"], strict=True))["--n-sample-per-prompt"] == "unknown"
+    assert at.number_input(key="ca_rbs").value == 32 and at.number_input(key="ca_n").value == 1
+    rec = store.get_record("default", "check_args")
+    assert rec is not None and rec.status == "started" and any("ARG001" in t for t in rec.todo_items)
+
+
+def test_clean_script_records_done(app_env, make_app):
+    store = saved(app_env)
+    at = make_app(PAGE).run()
+    at.text_area(key="ca_text").input((FIXTURES / "good_colocate.sh").read_text()).run()
+    assert not at.exception and "No errors" in texts(at.success)
+    assert store.get_record("default", "check_args").status == "done"
+    assert at.number_input(key="ca_gbs").value == 128
+
+
+def test_gpu_count_from_profile_feeds_the_layout_check(app_env, make_app):
+    saved(app_env, gpus=4)
+    at = make_app(PAGE).run()
+    at.text_area(key="ca_text").input((FIXTURES / "good_colocate.sh").read_text()).run()
+    assert "GPU003" in texts(at.error)
+
+
+def test_user_text_is_shown_literally(app_env, make_app):
+    saved(app_env)
+    at = make_app(PAGE).run()
+    at.text_area(key="ca_text").input("python3 train.py --rollout-batch-size 8 --**bold**_x_ 1").run()
+    assert not at.exception
+    assert any("\\*\\*bold\\*\\*" in e.value for e in at.error)  # markdown escaped, not rendered
+
+
+def test_checkout_outside_the_roots_is_refused(app_env, make_app, monkeypatch, tmp_path):
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
+    saved(app_env)
+    at = make_app(PAGE).run()
+    at.text_area(key="ca_text").input("--rollout-batch-size 8").run()
+    at.text_input(key="ca_checkout").input("/etc").run()
+    assert not at.exception and "outside" in texts(at.error)
+    (tmp_path / "notslime").mkdir()
+    at.text_input(key="ca_checkout").input(str(tmp_path / "notslime")).run()
+    assert "not a slime checkout" in texts(at.error)
+
+
+def test_bare_list_uses_the_chosen_entry(app_env, make_app):
+    saved(app_env)
+    at = make_app(PAGE).run()
+    at.selectbox(key="ca_entry").set_value("train_async.py")
+    at.text_area(key="ca_text").input("--rollout-batch-size 8 --colocate").run()
+    assert "ENTRY001" in texts(at.error)
