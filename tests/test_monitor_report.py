@@ -1,0 +1,51 @@
+"""Read problems become Findings with a code, a severity and the monitoring card; the checklist text."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.monitor.report import checklist_text, read_findings
+from core.monitor.runs import read_run
+from core.monitor.synthetic import (
+    Scenario,
+    file_version_event,
+    frame_record,
+    scalar_event,
+    write_slime_like_run,
+)
+from core.monitor.verdicts import run_verdicts
+
+
+def _codes(findings):
+    return {f.code for f in findings}
+
+
+def test_damage_garbage_empty_and_missing_reward_are_reported(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    good = b"".join(frame_record(p) for p in [file_version_event()] + [scalar_event("train/loss", 1.0, s)
+                                                                        for s in range(5)])
+    (run_dir / "events.out.tfevents.1.a").write_bytes(good[:-3])  # still being written
+    (run_dir / "events.out.tfevents.2.b").write_bytes(np.random.default_rng(1).bytes(3000))
+    (run_dir / "events.out.tfevents.3.c").write_bytes(b"")
+    findings = read_findings(read_run(run_dir))
+    assert {"MON101", "MON102", "MON103", "MON120"} <= _codes(findings)
+    assert all(f.card == "monitoring" for f in findings)
+    garbage = next(f for f in findings if f.code == "MON101")
+    assert "events.out.tfevents.2.b" in garbage.message and garbage.severity.value == "error"
+
+
+def test_restart_and_recovered_scalars_are_reported(tmp_path):
+    write_slime_like_run(tmp_path, Scenario(rollouts=10))
+    write_slime_like_run(tmp_path, Scenario(rollouts=5, first_rollout=8, seed=3, wall_start=1_760_000_000.0))
+    findings = read_findings(read_run(tmp_path))
+    restarts = [f for f in findings if f.code == "MON110"]
+    assert any("back to step 8:" in f.message for f in restarts)  # rollout-stepped tags
+    assert any("back to step 16:" in f.message for f in restarts)  # train/* at 8 x 2 steps per rollout
+
+
+def test_checklist_text_lists_every_verdict(tmp_path):
+    write_slime_like_run(tmp_path, Scenario(rollouts=12, reward="flat_zero"))
+    run = read_run(tmp_path)
+    text = checklist_text([(run, run_verdicts(run))])
+    assert text.count("[") >= 11 and "[FAIL] MON002" in text and "adjust:" in text
