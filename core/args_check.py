@@ -120,6 +120,7 @@ from core.launch_script import (
 from core.pins import megatron_source, slime_source
 
 ARGS_CARD = "argument-categories"
+MAX_SUGGESTIONS = 20  # did-you-mean lookups per check (each scans the whole catalog)
 ENTRY_SCRIPTS = ("train.py", "train_async.py")
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -421,6 +422,7 @@ class RuleContext:
             if o.spec is not None:
                 self.by_dest.setdefault(o.spec.dest, []).append(o)
         self.batch: BatchResult | None = None
+        self.suggestions_left = MAX_SUGGESTIONS
         self.layout: dict[str, Any] = {}
         self.layout_unknown: Skip | None = None
 
@@ -522,9 +524,12 @@ def flag_findings(ctx: RuleContext) -> list[Finding]:
             out.append(_finding("ARG010", f"{name} is registered only by {spec.entry_point}; {ctx.entry} does not "
                                 "know it and ignores it silently.", word=w, flag=name, source=spec.source))
         if spec.action.startswith("Deprecated"):
-            out.append(_finding("ARG012", f"{name} is deprecated in SGLang {catalog.pins.get('sglang', '')}"
-                                + (f": {spec.description}" if spec.description else "") + ".", word=w, flag=name,
-                                source=spec.source))
+            effect = ("it is accepted but does nothing" if spec.action == "DeprecatedAction"
+                      else "it still works but prints a warning and will be removed")
+            detail = "; ".join(spec.notes) if spec.notes else ""
+            out.append(_finding("ARG012", f"{name} is deprecated in SGLang {catalog.pins.get('sglang', '')}: {effect}"
+                                + (f" ({detail})" if detail else "") + ".", word=w, flag=name, source=spec.source,
+                                fix=next(("use " + n.split("use ", 1)[1] for n in spec.notes if "use " in n), None)))
         out.extend(_value_findings(ctx, o))
         seen.setdefault(spec.dest, []).append(o)
     for occs in seen.values():
@@ -562,11 +567,37 @@ def _unknown_flag_finding(ctx: RuleContext, o: Occurrence) -> Finding:
         return _finding("ARG004", f"{name} is an ambiguous abbreviation ({shown}); SGLang's parser stops with "
                         "'ambiguous option' before anything runs.", word=w, flag=name,
                         fix=f"write the full flag, e.g. {opts[0]}")
-    guesses = catalog.suggest(name, 3)
-    fix = f"did you mean {' or '.join(guesses)}?" if guesses else "remove it, or check the spelling in slime's docs"
     value = f" {o.value_text}" if o.values else ""
+    known_myth = FOLKLORE_FLAGS.get(name)
+    if known_myth is None and name.startswith("--sglang-router-") and catalog.lookup("--" + name[len("--sglang-"):]):
+        known_myth = (f"use {'--' + name[len('--sglang-'):]}: slime gives router options a plain --router- prefix",
+                      slime_source("slime/backends/sglang_utils/arguments.py", 34))
+    if known_myth is not None:
+        fix, source = known_myth
+        found = _finding("ARG001", f"{name}{value} appears in popular descriptions of slime, but no parser defines "
+                         f"it at slime {catalog.pins.get('slime', '')}; slime would silently ignore it.", word=w,
+                         flag=name, fix=fix, source=source)
+        return found.model_copy(update={"card": FOLKLORE_CARD})
+    ctx.suggestions_left -= 1
+    guesses = catalog.suggest(name, 3) if ctx.suggestions_left >= 0 else []
+    fix = f"did you mean {' or '.join(guesses)}?" if guesses else "remove it, or check the spelling in slime's docs"
     return _finding("ARG001", f"{name}{value} is not a flag slime, Megatron or SGLang knows; slime would silently "
                     "ignore it and run with the default instead.", word=w, flag=name, fix=fix)
+
+
+FOLKLORE_CARD = "source-vs-folklore"
+_TURNS_FIX = ("put max_turns in a YAML file passed with --custom-config-path (slime copies its keys onto args) and "
+              "read it in your generate function")
+FOLKLORE_FLAGS: dict[str, tuple[str, str]] = {
+    "--async-buffer-size": ("launch train_async.py and tune --update-weights-interval",
+                            slime_source("slime/utils/arguments.py", 537)),
+    "--max-turns": (_TURNS_FIX, slime_source("slime/utils/arguments.py", 2013)),
+    "--initial-megatron-checkpoint": ("use --ref-load (and --load to resume)", slime_source("slime/utils/arguments.py",
+                                                                                           842)),
+    "--num-data-workers": ("remove it", SRC_IGNORE_UNKNOWN),
+    "--streaming-data": ("remove it", SRC_IGNORE_UNKNOWN),
+}
+"""Flags that widely copied descriptions of slime use but no parser defines at the pin (see the card)."""
 
 
 def _value_findings(ctx: RuleContext, o: Occurrence) -> list[Finding]:

@@ -58,6 +58,30 @@ def test_flag_problems(extra, code, text):
     assert hit.severity == ac.RULES[code].severity and report.ok == (hit.severity.value != "error")
 
 
+@pytest.mark.parametrize(("flag", "fix_part"), [
+    ("--max-turns", "--custom-config-path"),
+    ("--async-buffer-size", "train_async.py"),
+    ("--sglang-router-policy", "--router-policy"),
+], ids=str)
+def test_popular_but_undefined_flags_say_so_with_the_card(flag, fix_part):
+    report = check_arg_list([*BASE, flag, "5"])
+    hit = next(f for f in report.findings if f.code == "ARG001")
+    assert "popular descriptions" in hit.message and fix_part in hit.fix and hit.card == "source-vs-folklore"
+
+
+def test_deprecated_sglang_flag_names_its_replacement():
+    report = check_arg_list([*BASE, "--sglang-cuda-graph-bs", "1", "2"])
+    hit = next(f for f in report.findings if f.code == "ARG012")
+    assert hit.severity.value == "warning" and hit.fix == "use --sglang-cuda-graph-bs-decode instead"
+    assert report.values["--sglang-cuda-graph-bs"] == "1 2"
+
+
+def test_did_you_mean_lookups_are_capped():
+    report = check_arg_list([*BASE, *[f"--made-up-flag-{i}" for i in range(30)]])
+    unknown = [f for f in report.findings if f.code == "ARG001"]
+    assert len(unknown) == 30 and all(f.fix for f in unknown)
+
+
 def test_repeated_flag_says_which_value_wins():
     report = check_arg_list([*BASE, "--lr", "1e-6", "--lr", "2e-6"])
     hit = next(f for f in report.findings if f.code == "ARG002")
