@@ -19,6 +19,9 @@ from pydantic import BaseModel, ValidationError
 from core.profile import Profile, WorkflowRecord
 
 SCHEMA_VERSION = 1
+# The user's answers must never be evicted: diskcache's default evicts once 1 GB is reached.
+_MEMORY_SETTINGS = {"eviction_policy": "none"}
+BULK_CACHE_BYTES = 4 * 2**30
 ENV_HOME = "SLIME_ASSISTANT_HOME"
 _ACTIVE = "active_profile"
 
@@ -45,11 +48,12 @@ class Store:
         self.directory = Path(directory) if directory else default_store_dir()
         self.notices: list[StoreNotice] = []
         self._cache = self._open()
+        self._bulk: diskcache.Cache | None = None
 
     # -- opening, and recovering from a damaged store -------------------------------------------
     def _open(self) -> diskcache.Cache:
         try:
-            cache = diskcache.Cache(str(self.directory))
+            cache = diskcache.Cache(str(self.directory), **_MEMORY_SETTINGS)
             cache.get("__probe__")  # forces a read of the database
             return cache
         except (sqlite3.DatabaseError, OSError, ValueError) as exc:
@@ -60,7 +64,7 @@ class Store:
         try:
             if self.directory.exists():
                 shutil.move(str(self.directory), str(aside))
-            cache = diskcache.Cache(str(self.directory))
+            cache = diskcache.Cache(str(self.directory), **_MEMORY_SETTINGS)
             self.notices.append(StoreNotice(
                 level="warning",
                 message=(f"The saved answers at {self.directory} could not be read ({type(exc).__name__}: "
@@ -78,10 +82,12 @@ class Store:
                          f"temporary store ({tmp}) until the server stops; set {ENV_HOME} to a writable "
                          "directory to keep them."),
             ))
-            return diskcache.Cache(tmp)
+            return diskcache.Cache(tmp, **_MEMORY_SETTINGS)
 
     def close(self) -> None:
         self._cache.close()
+        if self._bulk is not None:
+            self._bulk.close()
 
     # -- envelope ---------------------------------------------------------------------------------
     @staticmethod
@@ -194,10 +200,25 @@ class Store:
                     out[rec.workflow] = rec
         return out
 
-    # -- small key/value for other modules (e.g. monitor cache) ----------------------------------
+    # -- the memory itself, and a separate evictable cache for bulky derived data -----------------
     @property
     def cache(self) -> diskcache.Cache:
+        """The answers and records: never evicted."""
         return self._cache
+
+    @property
+    def bulk_cache(self) -> diskcache.Cache:
+        """A size-limited cache for re-derivable data (parsed logs); evicting from it loses nothing saved."""
+        if self._bulk is None:
+            directory = Path(self._cache.directory) / "bulk"
+            try:
+                self._bulk = diskcache.Cache(str(directory), size_limit=BULK_CACHE_BYTES,
+                                             eviction_policy="least-recently-used")
+            except (sqlite3.DatabaseError, OSError):
+                shutil.rmtree(directory, ignore_errors=True)  # only re-derivable data lives here
+                self._bulk = diskcache.Cache(str(directory), size_limit=BULK_CACHE_BYTES,
+                                             eviction_policy="least-recently-used")
+        return self._bulk
 
 
 def migrate(schema: int, data: dict[str, Any], kind: str) -> dict[str, Any]:

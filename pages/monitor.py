@@ -123,7 +123,7 @@ if not sources:
 
 runs = []
 progress = st.progress(0.0, text="Reading event files")
-cache = get_store().cache
+cache = get_store().bulk_cache
 for i, src in enumerate(sources):
     def on_progress(frac: float, name: str, i=i) -> None:
         progress.progress(min(1.0, (i + frac) / len(sources)), text=f"Reading {name}")

@@ -126,3 +126,13 @@ def test_two_first_visits_at_once_keep_both_as_profiles(store_dir):
     s = Store(store_dir)
     assert s.get_profile("default").model == "Qwen3-4B" and s.get_profile("default-2").model == "GLM4-9B"
     assert s.active_profile_name() == "default"
+
+
+def test_answers_are_never_evicted_and_bulk_data_lives_apart(store_dir):
+    s = Store(store_dir)
+    assert s.cache.eviction_policy == "none"
+    s.save_profile(_profile())
+    s.bulk_cache.set("monitor:x", b"0" * 1000)
+    assert s.bulk_cache.directory != s.cache.directory
+    s.bulk_cache.clear()
+    assert s.get_profile("default") is not None
