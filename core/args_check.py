@@ -95,6 +95,7 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Callable, Iterable
@@ -107,6 +108,7 @@ from pydantic import BaseModel, Field
 from core.batch import BATCH_CARD, BatchInputError, BatchResult, check_batch_equation
 from core.findings import Finding, Severity, count_by_severity, sort_and_dedupe
 from core.launch_script import (
+    MAX_NOTES_PER_KIND,
     MAX_SCRIPT_CHARS,
     ReadScript,
     ScriptNote,
@@ -121,6 +123,7 @@ from core.pins import megatron_source, slime_source
 
 ARGS_CARD = "argument-categories"
 MAX_SUGGESTIONS = 20  # did-you-mean lookups per check (each scans the whole catalog)
+MAX_UNKNOWN_LISTED = 200  # unknown flags listed one by one; the rest are counted in one finding
 ENTRY_SCRIPTS = ("train.py", "train_async.py")
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -333,13 +336,35 @@ def parse_words(words: list[ScriptWord], catalog: Any | None) -> ParsedArgs:
     return ParsedArgs(occ, findings, hidden)
 
 
+_OPTION_INDEX: dict[int, tuple[Any, list[str]]] = {}
+
+
+def _is_prefix_of_another(catalog: Any, name: str) -> bool:
+    """Whether some other option string starts with `name` (only then can argparse read it as a prefix)."""
+    cached = _OPTION_INDEX.get(id(catalog))
+    if cached is None or cached[0] is not catalog:
+        _OPTION_INDEX.clear()
+        cached = (catalog, sorted({o for f in catalog.flags for o in f.option_strings}))
+        _OPTION_INDEX[id(catalog)] = cached
+    options = cached[1]
+    k = bisect.bisect_right(options, name)
+    return k < len(options) and options[k].startswith(name)
+
+
+def abbreviations(catalog: Any, name: str) -> dict[str, list[Any]]:
+    """catalog.abbreviation_matches, skipped when no option string could start with `name`."""
+    if catalog is None or not _is_prefix_of_another(catalog, name):
+        return {}
+    return catalog.abbreviation_matches(name)
+
+
 def _resolve_flag(name: str, catalog: Any | None) -> tuple[Any | None, str]:
     if catalog is None:
         return None, "unknown"
     spec = catalog.lookup(name)
     if spec is not None:
         return spec, "exact"
-    matches = {k: v for k, v in catalog.abbreviation_matches(name).items() if _values_kept(catalog, k)}
+    matches = {k: v for k, v in abbreviations(catalog, name).items() if _values_kept(catalog, k)}
     singles = [v[0] for v in matches.values() if len(v) == 1]
     if singles and len(matches) == len(singles):
         return singles[0], "abbrev"
@@ -502,10 +527,13 @@ def flag_findings(ctx: RuleContext) -> list[Finding]:
     out: list[Finding] = []
     catalog = ctx.catalog
     seen: dict[str, list[Occurrence]] = {}
+    unknown = 0
     for o in ctx.parsed.occurrences:
         w, name = o.word, o.flag
         if catalog is not None and o.spec is None:
-            out.append(_unknown_flag_finding(ctx, o))
+            unknown += 1
+            if unknown <= MAX_UNKNOWN_LISTED:
+                out.append(_unknown_flag_finding(ctx, o))
             continue
         if o.spec is None:
             continue
@@ -514,7 +542,7 @@ def flag_findings(ctx: RuleContext) -> list[Finding]:
             out.append(_finding("ARG003", f"{name} is not a flag; SGLang's parser (which accepts unique prefixes) "
                                 f"reads it as {spec.primary}. Megatron's parser ignores it.", word=w, flag=name,
                                 fix=f"write {spec.primary} in full"))
-        amb = {k: v for k, v in catalog.abbreviation_matches(name).items() if len(v) > 1} if catalog else {}
+        amb = {k: v for k, v in abbreviations(catalog, name).items() if len(v) > 1}
         if amb and o.via == "exact" and any(k not in spec.parsers for k in amb):
             opts = sorted({f.primary for v in amb.values() for f in v})[:4]
             out.append(_finding("ARG004", f"{name} is also a prefix of several SGLang-side flags ({', '.join(opts)}); "
@@ -532,6 +560,9 @@ def flag_findings(ctx: RuleContext) -> list[Finding]:
                                 fix=next(("use " + n.split("use ", 1)[1] for n in spec.notes if "use " in n), None)))
         out.extend(_value_findings(ctx, o))
         seen.setdefault(spec.dest, []).append(o)
+    if unknown > MAX_UNKNOWN_LISTED:
+        out.append(_finding("ARG001", f"... and {unknown - MAX_UNKNOWN_LISTED} more unknown flags; only the first "
+                            f"{MAX_UNKNOWN_LISTED} are listed (see the categories table for all of them)."))
     for occs in seen.values():
         if len(occs) < 2 or occs[0].spec.action in ("append", "count", "append_const"):
             continue
@@ -559,8 +590,7 @@ def _unknown_flag_finding(ctx: RuleContext, o: Occurrence) -> Finding:
                         source=skipped.source,
                         fix="remove it; for the engine size use --rollout-num-gpus-per-engine" if
                         skipped.dest == "tp_size" else "remove it")
-    amb = catalog.abbreviation_matches(name)
-    amb = {k: v for k, v in amb.items() if len(v) > 1}
+    amb = {k: v for k, v in abbreviations(catalog, name).items() if len(v) > 1}
     if amb:
         opts = sorted({f.primary for v in amb.values() for f in v})
         shown = ", ".join(opts[:5]) + (", ..." if len(opts) > 5 else "")
@@ -1464,9 +1494,18 @@ def note_findings(notes: Iterable[ScriptNote]) -> list[Finding]:
     unresolved in the command are reported one by one by `unresolved_findings`)."""
     out = []
     subs = [n for n in notes if n.kind == "command_substitution"]
+    per_kind: dict[str, int] = {}
     for note in notes:
-        if note.kind != "command_substitution":
+        if note.kind == "command_substitution":
+            continue
+        per_kind[note.kind] = per_kind.get(note.kind, 0) + 1
+        if per_kind[note.kind] <= MAX_NOTES_PER_KIND:
             out.append(_finding(_NOTE_CODES.get(note.kind, "SCRIPT004"), note.message, line=note.line))
+    for kind, count in per_kind.items():
+        if count > MAX_NOTES_PER_KIND:
+            out.append(_finding(_NOTE_CODES.get(kind, "SCRIPT004"), f"... and {count - MAX_NOTES_PER_KIND} more "
+                                f"like the above ({kind.replace('_', ' ')}); only the first {MAX_NOTES_PER_KIND} "
+                                "are listed."))
     if subs:
         out.append(_finding("SCRIPT004", f"The script has {len(subs)} command substitution(s) ($(...) or backticks), "
                             f"the first on line {subs[0].line}; the checker never runs them, so values built from "

@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-MAX_SCRIPT_CHARS = 1_000_000
+MAX_SCRIPT_CHARS = 262_144  # launch scripts are a few kilobytes; larger input is refused with a finding
 MAX_EXPANDED_WORDS = 20_000
 MAX_SOURCE_DEPTH = 4
+MAX_NESTING = 64  # nested ${...:-...}, quotes or parentheses deeper than this are refused, not recursed into
+MAX_NOTES_PER_KIND = 20
 ENTRY_SCRIPTS = ("train.py", "train_async.py")
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -33,6 +35,7 @@ _MODEL_SCRIPT_RE = re.compile(r"(?:^|/)models/([^/\s]+)\.sh$")
 _KEYWORDS = frozenset({"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case", "esac",
                        "{", "}", "!", "function", "select", "time", "in"})
 _METACHARS = " \t\n;&|()<>"
+_OP_START = frozenset(";&|()<>")
 _SEPARATORS = frozenset({"\n", ";", "&", "&&", "||", "|", "|&", ";;", ";&", ";;&"})
 _REDIRECTS = frozenset({"<", ">", ">>", ">|", "<>", "<&", ">&", "&>", "&>>", "<<", "<<-", "<<<"})
 
@@ -159,7 +162,10 @@ class Tok:
 
 
 class _Lexer:
-    def __init__(self, text: str, notes: list[ScriptNote]) -> None:
+    def __init__(self, text: str, notes: list[ScriptNote], nesting: int = 0) -> None:
+        if nesting > MAX_NESTING:
+            raise TooDeep(f"expansions are nested more than {MAX_NESTING} deep")
+        self.nesting = nesting
         self.s = text
         self.n = len(text)
         self.i = 0
@@ -325,7 +331,7 @@ class _Lexer:
             return Seg("param", name, quoted, op="idx", arg=[Seg("lit", rest[1:-1], True)])
         for op in (":-", ":=", ":+", "-", "=", "+"):
             if rest.startswith(op):
-                sub = _Lexer(rest[len(op):], [])
+                sub = _Lexer(rest[len(op):], [], self.nesting + 1)
                 return Seg("param", name, quoted, op=op, arg=sub.read_inline_word(quoted))
         return Seg("param", name, quoted, op="other")
 
@@ -439,7 +445,7 @@ class _Lexer:
                            "stop with 'unexpected EOF'.")
                 self._advance_to(self.n)
                 return False
-            sub = _Lexer(s[i + 1:j - 1], self.notes)
+            sub = _Lexer(s[i + 1:j - 1], self.notes, self.nesting + 1)
             sub.line = self.line
             inner = sub.read_inline_word(True)
             self._advance_to(j)
@@ -550,6 +556,8 @@ class _Lexer:
 
     def _match_op(self) -> str | None:
         s, i = self.s, self.i
+        if s[i] not in _OP_START:
+            return None
         for op in ("&>>", "<<<", "<<-", ";;&", "&&", "||", "|&", ";;", ";&", ">>", ">|", "<>", "<&", ">&", "&>",
                    "<<", ";", "&", "|", "(", ")", "<", ">"):
             if s.startswith(op, i):
@@ -628,6 +636,10 @@ class _Unresolved(Exception):
     pass
 
 
+class TooDeep(ValueError):
+    """The script nests expansions deeper than the reader follows."""
+
+
 def _arith(expr: str, lookup: Callable[[str], str | None]) -> int:
     """Evaluate bash integer arithmetic (+ - * / % ** and parentheses); raise _Unresolved when it cannot."""
     toks = re.findall(r"\s*(\d+|[A-Za-z_][A-Za-z0-9_]*|\*\*|[-+*/%()]|\S)", expr.replace("$", ""))
@@ -641,7 +653,13 @@ def _arith(expr: str, lookup: Callable[[str], str | None]) -> int:
         pos += 1
         return toks[pos - 1]
 
+    depth = 0
+
     def atom() -> int:
+        nonlocal depth
+        depth += 1
+        if depth > MAX_NESTING:
+            raise _Unresolved("the expression is nested too deeply")
         t = take() if peek() is not None else None
         if t is None:
             raise _Unresolved("incomplete expression")
@@ -1307,11 +1325,13 @@ def read_launch_script(text: str, resolver: SourceResolver | None = None) -> Rea
                                                        "Nothing was checked."))
         return ReadScript(commands=[], notes=notes, scalars={}, arrays={}, stray_commands=[])
     text = text.replace("\r\n", "\n")
-    lexer = _Lexer(text, notes)
-    toks = lexer.tokens()
     reader = _Reader(resolver, notes)
     reader.lines = text.split("\n")
-    reader.run(toks)
+    try:
+        reader.run(_Lexer(text, notes).tokens())
+    except (TooDeep, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, TooDeep) else "expansions are nested too deeply"
+        notes.append(ScriptNote(kind="unterminated", message=f"The script could not be read to the end: {reason}."))
     return ReadScript(
         commands=reader.commands, notes=notes,
         scalars={k: v.value for k, v in reader.state.scalars.items()},
@@ -1338,8 +1358,12 @@ def looks_like_arg_list(text: str) -> bool:
 def read_arg_list_text(text: str) -> tuple[list[ScriptWord], list[ScriptNote], bool]:
     """Split a pasted argument list (flags over one or many lines, with or without backslashes) into words."""
     notes: list[ScriptNote] = []
-    lexer = _Lexer(text.replace("\r\n", "\n"), notes)
-    toks = lexer.tokens()
+    try:
+        toks = _Lexer(text.replace("\r\n", "\n"), notes).tokens()
+    except (TooDeep, RecursionError):
+        notes.append(ScriptNote(kind="unterminated", message="The list nests quotes or expansions too deeply to "
+                                                             "read."))
+        return [], notes, False
     reader = _Reader(None, notes)
     words: list[ScriptWord] = []
     complete = True

@@ -358,3 +358,20 @@ def test_every_rule_is_documented_and_cited(info):
     assert info.source == "" or SOURCE_RE.match(info.source), info.source
     if info.check is not None:
         assert info.check.__doc__ and len(info.check.__doc__) > 20
+
+
+@pytest.mark.parametrize("text", [
+    "python3 train.py --a " + "${X:-" * 500 + "1" + "}" * 500,
+    "python3 train.py --a $((" + "(" * 500 + "1" + ")" * 500 + "))",
+    "python3 train.py --a " + '"$(' * 300 + "x" + ')"' * 300,
+    "(" * 5000 + "python3 train.py --a 1",
+    "A=(" * 2000,
+    "cat <<EOF\n" * 2000,
+    '"' * 9999,
+    "\\" * 50_000,
+    "python3 train.py " + "--made-up 1 " * 1000,
+], ids=lambda t: t[:40])
+def test_hostile_input_gives_findings_never_a_crash(text):
+    report = check_launch_script(text)
+    assert report.findings
+    assert len(report.findings) < 300  # repeated notes and unknown flags are summed up, not listed forever
