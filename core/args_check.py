@@ -116,6 +116,7 @@ from core.launch_script import (
     SourcedModel,
     decode_script_bytes,
     looks_like_arg_list,
+    model_script_name,
     read_arg_list_text,
     read_launch_script,
 )
@@ -124,7 +125,6 @@ from core.pins import megatron_source, slime_source
 ARGS_CARD = "argument-categories"
 MAX_SUGGESTIONS = 20  # did-you-mean lookups per check (each scans the whole catalog)
 MAX_UNKNOWN_LISTED = 200  # unknown flags listed one by one; the rest are counted in one finding
-ENTRY_SCRIPTS = ("train.py", "train_async.py")
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -1569,17 +1569,14 @@ def _cached_checkout_catalog(path: str, stamp: float, build: Callable[[Path], An
 
 def model_script_resolver(options: CheckOptions) -> Callable[[str], SourcedModel | str | None]:
     """Resolve `source .../models/X.sh` to slime's model script: from a checkout when given, else the catalog."""
-    import re
-
     from core.models import MODEL_SCRIPTS_JSON, load_model_scripts
 
     checkout = Path(options.catalog_path) if options.catalog_path and Path(options.catalog_path).is_dir() else None
 
     def resolve(path_text: str) -> SourcedModel | str | None:
-        m = re.search(r"(?:^|/)models/([^/\s]+)\.sh$", path_text.strip())
-        if not m:
+        name = model_script_name(path_text)
+        if name is None:
             return None
-        name = m.group(1)
         if checkout is not None:
             candidate = checkout / "scripts" / "models" / f"{name}.sh"
             try:
@@ -1591,10 +1588,8 @@ def model_script_resolver(options: CheckOptions) -> Callable[[str], SourcedModel
             scripts = load_model_scripts(MODEL_SCRIPTS_JSON)
         except (OSError, ValueError):
             return None
-        for s in scripts:
-            if s.name == name:
-                return SourcedModel(path=s.path, source=s.source, model_args=list(s.model_args))
-        return None
+        found = next((s for s in scripts if s.name == name), None)
+        return SourcedModel(path=found.path, source=found.source, model_args=list(found.model_args)) if found else None
 
     return resolve
 

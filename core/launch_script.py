@@ -23,7 +23,6 @@ MAX_EXPANDED_WORDS = 20_000
 MAX_SOURCE_DEPTH = 4
 MAX_NESTING = 64  # nested ${...:-...}, quotes or parentheses deeper than this are refused, not recursed into
 MAX_NOTES_PER_KIND = 20
-ENTRY_SCRIPTS = ("train.py", "train_async.py")
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
@@ -32,6 +31,7 @@ _PLAIN_RUN_NO_HASH = re.compile(r"[^\s;&|()<>'\"\\$`]+")
 _PYTHON_RE = re.compile(r"(?:^|/)python[0-9.]*$")
 _ENTRY_RE = re.compile(r"(?:^|/)(train(?:_async)?\.py)$")
 _MODEL_SCRIPT_RE = re.compile(r"(?:^|/)models/([^/\s]+)\.sh$")
+_SIBLING_SCRIPT_RE = re.compile(r"(?:^|/)([^/\s]+)\.sh$")
 _KEYWORDS = frozenset({"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case", "esac",
                        "{", "}", "!", "function", "select", "time", "in"})
 _METACHARS = " \t\n;&|()<>"
@@ -1340,9 +1340,17 @@ def read_launch_script(text: str, resolver: SourceResolver | None = None) -> Rea
     )
 
 
-def read_assignments(text: str, resolver: SourceResolver | None = None) -> ReadScript:
-    """Same reader, for files such as scripts/models/X.sh that only assign variables."""
-    return read_launch_script(text, resolver)
+def model_script_name(path_text: str) -> str | None:
+    """The model name of `source .../models/NAME.sh`, or of `source "$(dirname ${BASH_SOURCE[0]})/NAME.sh"` (how
+    one model script sources another); None for any other sourced file."""
+    text = path_text.strip()
+    m = _MODEL_SCRIPT_RE.search(text)
+    if m:
+        return m.group(1)
+    if "BASH_SOURCE" in text:
+        m = _SIBLING_SCRIPT_RE.search(text)
+        return m.group(1) if m else None
+    return None
 
 
 def looks_like_arg_list(text: str) -> bool:

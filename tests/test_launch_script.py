@@ -11,6 +11,7 @@ from core.launch_script import (
     _Unresolved,
     decode_script_bytes,
     looks_like_arg_list,
+    model_script_name,
     read_arg_list_text,
     read_launch_script,
 )
@@ -205,3 +206,14 @@ def test_bare_argument_lists_are_recognised_and_split():
     assert looks_like_arg_list(text) and not looks_like_arg_list("#!/bin/bash\npython3 train.py")
     words, notes, complete = read_arg_list_text(text)
     assert [w.text for w in words] == ["--a", "1", "--b", "x y", "--c"] and complete and not notes
+
+
+@pytest.mark.parametrize(("path", "name"), [
+    ("${SCRIPT_DIR}/models/qwen3-4B.sh", "qwen3-4B"),
+    ("/root/slime/scripts/models/glm4-9B.sh", "glm4-9B"),
+    ('$(dirname -- "${BASH_SOURCE[0]}")/qwen3-4B.sh', "qwen3-4B"),
+    ("./env.sh", None),
+    ("my_models/qwen3-4B.sh", None),
+], ids=str)
+def test_model_script_names(path, name):
+    assert model_script_name(path) == name
