@@ -184,7 +184,6 @@ def rule(code: str, title: str, severity: Severity, source: str, card: str | Non
 
 
 SRC_IGNORE_UNKNOWN = megatron_source("megatron/training/arguments.py", 100)
-SRC_SLIME_PARSE = slime_source("slime/backends/megatron_utils/arguments.py", 195)
 SRC_SGLANG_PARSE = slime_source("slime/backends/sglang_utils/arguments.py", 225)
 
 _register("SCRIPT001", "Not a readable script", ERR, "")
@@ -213,7 +212,6 @@ _register("ARG011", "SGLang flag slime does not register", ERR,
           slime_source("slime/backends/sglang_utils/arguments.py", 53), ARGS_CARD)
 _register("ARG012", "Deprecated flag", WARN, SRC_IGNORE_UNKNOWN, ARGS_CARD)
 _register("ARG013", "Values may be overridden by a YAML file", INFO, slime_source("slime/utils/arguments.py", 2013))
-_register("BATCH001", "Batch equation fails", ERR, slime_source("slime/utils/arguments.py", 1974), BATCH_CARD)
 _register("BATCH002", "Batch equation holds with other steps", INFO, slime_source("slime/utils/dp_schedule.py", 135),
           BATCH_CARD)
 _register("BATCH003", "No global batch size", WARN, megatron_source("megatron/training/arguments.py", 498),
@@ -379,6 +377,7 @@ def _values_kept(catalog: Any, parser_key: str) -> bool:
 # --------------------------------------------------------------------------------------------------
 # Facts for the rules
 # --------------------------------------------------------------------------------------------------
+HIDDEN = "hidden"  # the reason of a fact that unresolved words in flag position may hide
 _INT_TYPES = {"int", "_positive_int", "_non_negative_int"}
 _FLOAT_TYPES = {"float", "_positive_float"}
 
@@ -460,7 +459,7 @@ class RuleContext:
         occs = self.by_dest.get(dest, [])
         if not occs:
             if not self.parsed.complete:
-                return Fact("unknown", flag=option, reason="hidden")
+                return Fact("unknown", flag=option, reason=HIDDEN)
             if spec is not None:
                 if spec.default is None and spec.default_repr:
                     return Fact("unknown", flag=option, reason=f"its default ({spec.default_repr}) is computed at "
@@ -473,8 +472,8 @@ class RuleContext:
             return Fact("unknown", flag=flag, line=line, reason=f"{flag} is set inside an if/else branch")
         if dest in self.invalid:
             return Fact("unknown", flag=flag, line=line, reason=f"the value of {flag} is invalid")
-        action = spec.action if spec is not None else "store"
-        if not last.spec.takes_value if last.spec is not None else False:
+        action = last.spec.action
+        if not last.spec.takes_value:
             if action == "store_false":
                 return Fact("set", False, flag, line)
             if action == "boolean_optional":
@@ -498,15 +497,15 @@ class RuleContext:
         """The value of a flag (its default when absent); raise Skip when it cannot be known."""
         f = self.fact(option, default)
         if not f.known:
-            raise Skip(option, f.reason or "unknown", f.reason == "hidden")
+            raise Skip(option, f.reason or "unknown", f.reason == HIDDEN)
         return f.value
 
     def is_set(self, option: str) -> bool:
         """Whether the flag is given (switches: and true); raise Skip when that cannot be known."""
         f = self.fact(option)
         if not f.known:
-            raise Skip(option, f.reason or "unknown", f.reason == "hidden")
-        return f.present and f.value not in (False, None) or (f.present and f.value is None)
+            raise Skip(option, f.reason or "unknown", f.reason == HIDDEN)
+        return f.present and f.value is not False
 
     def line_of(self, option: str) -> int | None:
         return self.fact(option).line
