@@ -16,7 +16,7 @@ import json
 import os
 import stat
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -357,17 +357,21 @@ class _Checker:
                                                         keys.metadata_key)
         template, roles = keys.apply_chat_template, KNOWN_ROLES
         tally, sliced = self.tally, self.row_slice is not None
-        length_bins = self.length_bins
         # Rows holding exactly the prompt key, the label key (when read) and maybe metadata are counted
-        # without building a key tuple: their keys are known.
+        # without building a key tuple: their keys are known. -1 turns that off.
         known_keys = len({input_key, label_key} - {None})
-        counts_known_keys = metadata_key not in (input_key, label_key)
+        known_keys_with_metadata = known_keys + 1
+        if metadata_key in (input_key, label_key):
+            known_keys = known_keys_with_metadata = -1
+        if not fast:
+            input_key = _NO_SUCH_KEY
         rows_known_keys = rows_known_keys_metadata = 0
-        fast_label_types: dict[type, int] = {}
-        fast_rows = fast_chat = length_sum = length_max = 0
-        length_min = 1 << 62
+        text_lengths: list[int] = []
+        chat_lengths: list[int] = []
+        other_labels: list[type] = []
+        count_keys = self._count_keys
         samples = summary.samples
-        samples_wanted = len(samples) < SAMPLE_ROWS
+        per_row_extras = sliced or len(samples) < SAMPLE_ROWS
         while True:
             try:
                 block = stream.read(block_size)
@@ -413,12 +417,21 @@ class _Checker:
                 except parse_errors:  # blank lines land here too
                     slow(line, lineno, True)
                     continue
-                if text != line and _may_differ_from_python(line, text):
+                # Could Python's json read this line differently, or hide a duplicate key? `text` is
+                # orjson's compact re-serialisation: equal to the line, nothing to fear. Otherwise colons
+                # outside strings count key/value pairs, so a duplicate key leaves the line with more
+                # colons than `text`; an escaped colon (\u003a) in a string could hide that, so such lines
+                # take the exact path. (Integers beyond 64 bits, which orjson turns into floats, change
+                # no verdict and no number in the report; those beyond a float's range make orjson
+                # fail and take the exact path.)
+                if text != line and (line.count(b":") != text.count(b":")
+                                     or (b"\\" in line and b"\\u003" in line)):
                     slow(line, lineno, True)
                     continue
                 # Fast path: a row that is plainly fine under every rule is only counted; anything else
-                # goes through check_row and the validators, which decide.
-                if not fast or row.__class__ is not dict or tool_key in row:
+                # goes through check_row and the validators, which decide. (With the fast path off,
+                # input_key is a key no row can have, so every row goes to check_row.)
+                if row.__class__ is not dict or tool_key in row:
                     check_row(row, lineno, line, None)
                     continue
                 prompt = row.get(input_key)
@@ -426,8 +439,8 @@ class _Checker:
                     if not prompt or prompt.isspace():
                         check_row(row, lineno, line, None)
                         continue
+                    lengths = text_lengths
                     chars = len(prompt)
-                    is_chat = False
                 elif prompt.__class__ is list and template and prompt:
                     chars = 0
                     for message in prompt:
@@ -438,52 +451,52 @@ class _Checker:
                             break
                         chars += len(content)
                     else:
-                        content = None
-                    if content is not None:
+                        message = None  # every message is plain
+                    if message is not None:
                         check_row(row, lineno, line, None)
                         continue
-                    is_chat = True
+                    lengths = chat_lengths
                 else:
+                    check_row(row, lineno, line, None)
+                    continue
+                metadata = row.get(metadata_key)
+                if metadata is not None and metadata.__class__ is not dict:
                     check_row(row, lineno, line, None)
                     continue
                 if label_key is not None:
                     label = row.get(label_key, MISSING)
-                    label_class = label.__class__
-                    if label_class is str:
+                    if label.__class__ is str:
                         if not label or label.isspace():
                             check_row(row, lineno, line, None)
                             continue
                     elif label is None or label is MISSING:
                         check_row(row, lineno, line, None)
                         continue
-                metadata = row.get(metadata_key)
-                if metadata is not None and metadata.__class__ is not dict:
-                    check_row(row, lineno, line, None)
-                    continue
-                # The row is used as is: record its numbers.
-                fast_rows += 1
-                if is_chat:
-                    fast_chat += 1
-                if label_key is not None:
-                    fast_label_types[label_class] = fast_label_types.get(label_class, 0) + 1
-                if counts_known_keys and len(row) == known_keys + (metadata is not None):
-                    if metadata is None:
+                    else:
+                        other_labels.append(label.__class__)
+                # The row is used as is: its numbers are its length, and its keys (counted without a
+                # key tuple when they are just the known ones).
+                if metadata is None:
+                    if len(row) == known_keys:
                         rows_known_keys += 1
                     else:
-                        rows_known_keys_metadata += 1
+                        count_keys(row)
+                elif len(row) == known_keys_with_metadata:
+                    rows_known_keys_metadata += 1
                 else:
-                    self._count_keys(row)
-                length_bins[chars.bit_length()] += 1
-                length_sum += chars
-                if chars > length_max:
-                    length_max = chars
-                if chars < length_min:
-                    length_min = chars
-                if sliced:
-                    tally.add(Verdict.USED)
-                if samples_wanted and len(samples) < SAMPLE_ROWS:
-                    self._add_sample(row, lineno, line)
-                    samples_wanted = len(samples) < SAMPLE_ROWS
+                    count_keys(row)
+                lengths.append(chars)
+                if per_row_extras:
+                    if sliced:
+                        tally.add(Verdict.USED)
+                    if len(samples) < SAMPLE_ROWS:
+                        self._add_sample(row, lineno, line)
+                    per_row_extras = sliced or len(samples) < SAMPLE_ROWS
+            if text_lengths or chat_lengths:
+                self._add_fast_rows(text_lengths, chat_lengths, other_labels)
+                text_lengths.clear()
+                chat_lengths.clear()
+                other_labels.clear()
             if tail:
                 carry.append(tail)
                 carry_len += len(tail)
@@ -493,8 +506,6 @@ class _Checker:
                     for part in carry:
                         long_line.feed(part)
                     carry, carry_len = [], 0
-        self._merge_fast_counts(fast_rows, fast_chat, fast_label_types, length_sum, length_min, length_max,
-                                sliced)
         if rows_known_keys + rows_known_keys_metadata:
             self._add_keys(sorted({input_key, label_key} - {None}), rows_known_keys + rows_known_keys_metadata)
         if rows_known_keys_metadata:
@@ -510,26 +521,31 @@ class _Checker:
             self.emit(Problem("file-changed", f"The file was {total} bytes when the check started and "
                                               f"{done} bytes were read."), None)
 
-    def _merge_fast_counts(self, rows: int, chat: int, label_types: dict[type, int], length_sum: int,
-                           length_min: int, length_max: int, sliced: bool) -> None:
-        """Fold the fast path's local counters into the checker's."""
+    def _add_fast_rows(self, text_lengths: list[int], chat_lengths: list[int], other_labels: list[type]) -> None:
+        """Fold one block's plainly fine rows (counted by the fast path) into the checker's numbers."""
+        rows = len(text_lengths) + len(chat_lengths)
         self.rows_parsed += rows
-        if not sliced:
+        if self.row_slice is None:
             self.tally.counts[Verdict.USED] += rows
             self.tally.rows += rows
-        if chat:
-            self.formats["chat"] = self.formats.get("chat", 0) + chat
-        if rows - chat:
-            self.formats["text"] = self.formats.get("text", 0) + rows - chat
-        for label_class, count in label_types.items():
-            if count:
-                name = _JSON_TYPE_NAMES.get(label_class, "other")
-                self.label_types[name] = self.label_types.get(name, 0) + count
-        if rows:
-            self.length_rows += rows
-            self.length_sum += length_sum
-            self.length_max = max(self.length_max, length_max)
-            self.length_min = length_min if self.length_min is None else min(self.length_min, length_min)
+        for name, lengths in (("text", text_lengths), ("chat", chat_lengths)):
+            if not lengths:
+                continue
+            self.formats[name] = self.formats.get(name, 0) + len(lengths)
+            self.length_rows += len(lengths)
+            self.length_sum += sum(lengths)
+            self.length_max = max(self.length_max, max(lengths))
+            low = min(lengths)
+            self.length_min = low if self.length_min is None else min(self.length_min, low)
+            for bin_index, count in Counter(map(int.bit_length, lengths)).items():
+                self.length_bins[bin_index] += count
+        if self.keys.label_key is not None:
+            others = Counter(other_labels)
+            others[str] += rows - len(other_labels)
+            for label_class, count in others.items():
+                if count:
+                    name = _JSON_TYPE_NAMES.get(label_class, "other")
+                    self.label_types[name] = self.label_types.get(name, 0) + count
 
     def _add_sample(self, row: Any, line: int, raw: bytes | None) -> None:
         text = raw.decode("utf-8", "replace") if raw is not None else orjson.dumps(
@@ -715,6 +731,7 @@ class _Checker:
 
 
 _CHAT_WITHOUT_TEMPLATE = Problem("chat-without-template", "")
+_NO_SUCH_KEY = object()  # a dict key no parsed row can have
 _JSON_TYPE_NAMES = {str: "string", int: "number", float: "number", bool: "boolean", list: "list", dict: "object",
                     type(None): "null"}
 
@@ -741,17 +758,6 @@ class _LongLine:
             except UnicodeDecodeError as exc:
                 self.bad_utf8 = self.size + exc.start
         self.size += len(chunk)
-
-
-def _may_differ_from_python(line: bytes, text: bytes) -> bool:
-    """Could Python's json read this line differently from orjson, or hide a duplicate key?
-
-    `text` is orjson's re-serialisation. Colons outside strings count key/value pairs, so a duplicate key
-    leaves the line with more colons than `text` (an escaped colon inside a string is sent to the exact
-    path too). An integer beyond 64 bits comes back from orjson as a float, which orjson writes as `1e+20`.
-    """
-    return (line.count(b":") != text.count(b":") or b"e+" in text
-            or b"\\u003a" in line or b"\\u003A" in line)
 
 
 def _pairs_hook(duplicates: list[str]) -> Callable[[list[tuple[str, Any]]], dict]:

@@ -424,6 +424,10 @@ def varied_rows() -> bytes:
             prompt = [{"role": "system", "content": "s"}, {"role": "user", "content": f"q{i}"}]
         if i % 11 == 0:
             prompt = [{"role": "user", "content": ""}]
+        if i % 29 == 1:  # right after a plain chat row: the fast route must not reuse its state
+            prompt = [{"role": "bot", "content": "q"}]
+        if i % 31 == 1:
+            prompt = [{"role": "user", "content": "q"}, {"role": "user"}]
         if i % 13 == 0:
             prompt = ""
         row: dict = {"prompt": prompt, "label": [str(i), i, None, "", 1.5, True][i % 6]}
@@ -439,11 +443,32 @@ def varied_rows() -> bytes:
     return b"\n".join(rows) + b"\n"
 
 
+def clean_rows(spaced: bool) -> bytes:
+    """Rows the fast route should accept as plain, over several blocks."""
+    rows = []
+    for i in range(1500):
+        prompt: object = f"question {i} " * (i % 40 + 1)
+        if i % 3 == 0:
+            prompt = [{"role": "system", "content": "s" * (i % 5 + 1)}, {"role": "user", "content": f"q{i}"}]
+        row: dict = {"prompt": prompt, "label": str(i) if i < 900 else i}
+        if i % 4 and i < 1200:
+            row["metadata"] = {"source_name": "x", "n": {"deep": [i]}}
+        if 600 <= i < 700:
+            row["id"] = i
+        rows.append(json.dumps(row, separators=(", ", ": ") if spaced else (",", ":")).encode())
+    return b"\n".join(rows) + b"\n"
+
+
 @pytest.mark.parametrize("keys", [PROMPT_LABEL, CHAT, DataKeys(input_key="prompt"), DataKeys(label_key="label"),
                                   DataKeys(input_key="prompt", label_key="prompt", metadata_key="label")], ids=str)
-@pytest.mark.parametrize("source", ["varied", "text_ok.jsonl", "chat_ok.jsonl", "mixed_problems.jsonl"], ids=str)
+@pytest.mark.parametrize("source", ["varied", "clean", "clean-spaced", "text_ok.jsonl", "chat_ok.jsonl",
+                                    "mixed_problems.jsonl"], ids=str)
 def test_fast_route_gives_the_same_report_as_the_validators(monkeypatch, keys, source):
-    content = varied_rows() if source == "varied" else (FIXTURES / source).read_bytes()
+    """The fast route (plain rows only counted) must report exactly what the validators report."""
+    if source.startswith("clean"):
+        content = clean_rows(source.endswith("spaced"))
+    else:
+        content = varied_rows() if source == "varied" else (FIXTURES / source).read_bytes()
     fast = check_bytes(content, "d.jsonl", keys).model_dump()
     monkeypatch.setattr(dc._Checker, "fast_path", False)
     slow = check_bytes(content, "d.jsonl", keys).model_dump()

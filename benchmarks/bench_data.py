@@ -1,0 +1,175 @@
+"""Benchmark the dataset check against a bare orjson loop over the same JSON Lines file.
+
+Generates a file of --lines lines (default 1,000,000, about 650 bytes each: half string prompts, half chat
+messages, plus a few bad lines), then times, each in a fresh process and interleaved --repeat times:
+a bare `orjson.loads` loop, optionally Python's `json.loads` loop, and core.data_check.check_path with
+`--input-key prompt --label-key label --apply-chat-template`. Prints lines/s, peak RSS and the ratio to
+the bare loop. Speed targets live here, never in timed tests.
+
+    .venv/bin/python benchmarks/bench_data.py                 # 1M lines, compact and spaced files
+    .venv/bin/python benchmarks/bench_data.py --lines 200000 --style spaced --json-loop
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = ("the of and to in is that for it as with was on be by at this are from or have an not triangle "
+         "integer prime sum product angle radius answer compute find value greater smaller equal").split()
+BAD_LINES = {  # line index -> what is wrong with it (a few, spread over the file)
+    0.1: "invalid JSON", 0.2: "missing label", 0.3: "NaN label", 0.4: "duplicate key", 0.5: "empty prompt",
+    0.6: "invalid JSON", 0.7: "metadata a string", 0.8: "unknown role", 0.9: "invalid JSON",
+}
+
+
+def generate(path: Path, lines: int, style: str, seed: int = 1234) -> None:
+    """Write the benchmark file: deterministic, ~650 bytes a line, both prompt formats, a few bad lines."""
+    import orjson
+
+    rng = random.Random(seed)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(85, 115))) for _ in range(997)]
+    bad_at = {int(fraction * lines): what for fraction, what in BAD_LINES.items()} if lines >= 20 else {}
+
+    def encode(row: dict) -> bytes:
+        if style == "compact":
+            return orjson.dumps(row)
+        return json.dumps(row, ensure_ascii=False).encode()
+
+    with open(path, "wb") as handle:
+        for i in range(lines):
+            text = texts[i % len(texts)]
+            label = str((i * 7919) % 1000003)
+            metadata = {"source_name": "synthetic-math", "index": i}
+            if i % 2:
+                row = {"prompt": [{"role": "system", "content": "Answer with a number."},
+                                  {"role": "user", "content": text}], "label": label, "metadata": metadata}
+            else:
+                row = {"prompt": text, "label": label, "metadata": metadata}
+            what = bad_at.get(i)
+            if what == "invalid JSON":
+                handle.write(encode(row)[:-3] + b"\n")
+                continue
+            if what == "missing label":
+                del row["label"]
+            elif what == "NaN label":
+                handle.write(encode(row).replace(b'"' + label.encode() + b'"', b"NaN") + b"\n")
+                continue
+            elif what == "duplicate key":
+                handle.write(encode(row)[:-1] + b',"label":"0"}\n')
+                continue
+            elif what == "empty prompt":
+                row["prompt"] = ""
+            elif what == "metadata a string":
+                row["metadata"] = "synthetic"
+            elif what == "unknown role":
+                row["prompt"] = [{"role": "bot", "content": text}]
+            handle.write(encode(row) + b"\n")
+
+
+# ---------------------------------------------------------------- workers (run in their own process) --------
+
+def worker(kind: str, path: str) -> dict:
+    sys.path.insert(0, str(ROOT))
+    import orjson
+
+    from core.data_check import check_path
+    from core.data_rules import DataKeys
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    result: dict = {}
+    if kind == "orjson":
+        with open(path, "rb") as handle:
+            for line in handle:
+                try:
+                    orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    pass
+    elif kind == "json":
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    json.loads(line)
+                except json.JSONDecodeError:
+                    pass
+    else:
+        report = check_path(path, DataKeys(input_key="prompt", label_key="label", apply_chat_template=True))
+        s = report.summary
+        result = {"rows_used": s.rows_used, "rows_skipped": s.rows_skipped, "rows_crash": s.rows_crash,
+                  "findings": s.findings_by_code}
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"seconds": seconds, "rss_before_mb": before / 1024, "rss_peak_mb": peak / 1024, **result}
+
+
+def measure(kind: str, path: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--worker", kind, str(path)], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def bench_file(path: Path, lines: int, repeat: int, kinds: list[str]) -> None:
+    size_mb = path.stat().st_size / 1e6
+    print(f"\n{path.name}: {lines:,} lines, {size_mb:,.0f} MB ({path.stat().st_size / lines:,.0f} bytes/line)")
+    runs: dict[str, list[dict]] = {k: [] for k in kinds}
+    for _ in range(repeat):  # interleaved, so a noisy neighbour slows every kind alike
+        for kind in kinds:
+            runs[kind].append(measure(kind, path))
+    bare = statistics.median(r["seconds"] for r in runs["orjson"])
+    for kind in kinds:
+        secs = [r["seconds"] for r in runs[kind]]
+        median = statistics.median(secs)
+        peak = max(r["rss_peak_mb"] for r in runs[kind])
+        base = min(r["rss_before_mb"] for r in runs[kind])
+        ratios = [r["seconds"] / o["seconds"] for r, o in zip(runs[kind], runs["orjson"], strict=True)]
+        print(f"  {kind:7} median {median:6.2f} s  ({lines / median:>10,.0f} lines/s)  runs "
+              f"{', '.join(f'{s:.2f}' for s in secs)}  x bare: {median / bare:.2f} (per run "
+              f"{', '.join(f'{r:.2f}' for r in ratios)})  peak RSS {peak:,.0f} MB (after imports {base:,.0f} MB)")
+    check = runs["check"][-1]
+    print(f"  check verdict: used {check['rows_used']:,}, skipped {check['rows_skipped']}, crash "
+          f"{check['rows_crash']}; findings {check['findings']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--style", choices=("compact", "spaced", "both"), default="both",
+                        help="compact: orjson.dumps; spaced: json.dumps defaults (', ' and ': ')")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json-loop", action="store_true", help="also time a Python json.loads loop")
+    parser.add_argument("--dir", type=Path, default=None, help="where to write the files (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument("--worker", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(*args.worker)))
+        return 0
+    kinds = ["orjson", "check"] + (["json"] if args.json_loop else [])
+    styles = ["compact", "spaced"] if args.style == "both" else [args.style]
+    directory = args.dir or Path(tempfile.mkdtemp(prefix="bench-data-"))
+    directory.mkdir(parents=True, exist_ok=True)
+    for style in styles:
+        path = directory / f"bench-{style}-{args.lines}.jsonl"
+        started = time.perf_counter()
+        generate(path, args.lines, style)
+        print(f"generated {path} in {time.perf_counter() - started:.1f} s")
+        try:
+            bench_file(path, args.lines, args.repeat, kinds)
+        finally:
+            if not args.keep:
+                path.unlink()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
