@@ -368,6 +368,7 @@ class _Checker:
         rows_known_keys = rows_known_keys_metadata = 0
         text_lengths: list[int] = []
         chat_lengths: list[int] = []
+        add_text_length, add_chat_length = text_lengths.append, chat_lengths.append
         other_labels: list[type] = []
         count_keys = self._count_keys
         samples = summary.samples
@@ -439,7 +440,7 @@ class _Checker:
                     if not prompt or prompt.isspace():
                         check_row(row, lineno, line, None)
                         continue
-                    lengths = text_lengths
+                    add_length = add_text_length
                     chars = len(prompt)
                 elif prompt.__class__ is list and template and prompt:
                     chars = 0
@@ -455,7 +456,7 @@ class _Checker:
                     if message is not None:
                         check_row(row, lineno, line, None)
                         continue
-                    lengths = chat_lengths
+                    add_length = add_chat_length
                 else:
                     check_row(row, lineno, line, None)
                     continue
@@ -485,7 +486,7 @@ class _Checker:
                     rows_known_keys_metadata += 1
                 else:
                     count_keys(row)
-                lengths.append(chars)
+                add_length(chars)
                 if per_row_extras:
                     if sliced:
                         tally.add(Verdict.USED)
@@ -628,9 +629,10 @@ class _Checker:
         if self.tally.line_is_read():
             self.lines_skipped += 1
         where = f"column {exc.colno}" if exc.lineno == 1 else f"position {exc.pos}"
-        if lineno == 1 and text.startswith("\ufeff"):
-            self.emit(Problem("byte-order-mark", "The file starts with a UTF-8 byte order mark; json.loads "
-                                                 "rejects it, so slime drops line 1."), 1)
+        if text.startswith("\ufeff"):
+            where = "The file starts" if lineno == 1 else "This line starts (files joined together?)"
+            self.emit(Problem("byte-order-mark", f"{where} with a UTF-8 byte order mark; json.loads rejects "
+                                                 "it, so slime drops the line."), lineno)
         elif not terminated:
             self.emit(Problem("truncated-last-line", f"The last line has no newline and is not valid JSON "
                                                      f"({exc.msg} at {where})."), lineno)
@@ -678,8 +680,8 @@ class _Checker:
         for shape, count in self.key_shapes.items():
             self._add_keys(shape, count)
         summary.keys = dict(sorted(self.key_counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        summary.label_types = dict(sorted(self.label_types.items(), key=lambda kv: -kv[1]))
-        summary.prompt_formats = dict(sorted(self.formats.items(), key=lambda kv: -kv[1]))
+        summary.label_types = dict(sorted(self.label_types.items(), key=lambda kv: (-kv[1], kv[0])))
+        summary.prompt_formats = dict(sorted(self.formats.items(), key=lambda kv: (-kv[1], kv[0])))
         text, chat = self.formats.get("text", 0), self.formats.get("chat", 0)
         summary.prompt_format = "mixed" if text and chat else "text" if text else "chat" if chat else "none"
         summary.prompt_chars = self._lengths()

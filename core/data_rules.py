@@ -93,7 +93,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
           "Make the metadata value a JSON object ({...}), or rename the key so --metadata-key does not pick "
           "it up."),
     _rule("DATA013", "byte-order-mark", ERR, Verdict.SKIPPED, slime_source(DATA_PY, 34),
-          "Save the file as UTF-8 without a BOM: Python's json rejects the BOM, so slime drops line 1."),
+          "Save the file as UTF-8 without a BOM: Python's json rejects the BOM, so slime drops that line."),
     _rule("DATA014", "crlf", NOTE, None, slime_source(DATA_PY, 34),
           "Nothing to do for slime (it reads in text mode and strips lines); other tools may differ."),
     _rule("DATA015", "lone-cr", WARN, None, slime_source(DATA_PY, 34),

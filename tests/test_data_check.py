@@ -282,6 +282,7 @@ def test_launch_flags_are_quoted_and_only_list_changes():
     (b'{"prompt":"a","label":"1"}\n', {}, 1, 0, 0),
     (b'{"prompt": "a", "label": "1"}\n\n   \n', {}, 1, 0, 0),
     (b'\xef\xbb\xbf{"prompt":"a","label":"1"}\n{"prompt":"b","label":"1"}\n', {1: {"DATA013"}}, 1, 1, 0),
+    (b'{"prompt":"a","label":"1"}\n\xef\xbb\xbf{"prompt":"b","label":"1"}\n', {2: {"DATA013"}}, 1, 1, 0),
     (b'{"prompt":"a","label":"1"}\r\n{"prompt":"b","label":"1"}\r\n', {1: {"DATA014"}}, 2, 0, 0),
     (b'{"prompt":\r"a","label":"1"}\n', {1: {"DATA015", "DATA001"}}, 0, 2, 0),
     (b'{"prompt":"caf\xe9","label":"1"}\n', {1: {"DATA016"}}, 0, 0, 1),
