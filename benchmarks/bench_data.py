@@ -4,10 +4,11 @@ Generates a file of --lines lines (default 1,000,000, about 650 bytes each: half
 messages, plus a few bad lines), then times, each in a fresh process and interleaved --repeat times:
 a bare `orjson.loads` loop, optionally Python's `json.loads` loop, and core.data_check.check_path with
 `--input-key prompt --label-key label --apply-chat-template`. Prints lines/s, peak RSS and the ratio to
-the bare loop. Speed targets live here, never in timed tests.
+the bare loop. With --parquet, the same for a parquet file against pyarrow's batch reading (what slime
+does). Speed targets live here, never in timed tests.
 
     .venv/bin/python benchmarks/bench_data.py                 # 1M lines, compact and spaced files
-    .venv/bin/python benchmarks/bench_data.py --lines 200000 --style spaced --json-loop
+    .venv/bin/python benchmarks/bench_data.py --lines 200000 --style spaced --json-loop --parquet
 """
 
 from __future__ import annotations
@@ -76,6 +77,32 @@ def generate(path: Path, lines: int, style: str, seed: int = 1234) -> None:
             handle.write(encode(row) + b"\n")
 
 
+def generate_parquet(path: Path, lines: int, seed: int = 1234) -> None:
+    """The same rows as a parquet file (string prompts: a parquet column has one type), a few bad rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = random.Random(seed)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(85, 115))) for _ in range(997)]
+    bad = {int(fraction * lines) for fraction in BAD_LINES} if lines >= 20 else set()
+    writer = None
+    try:
+        for start in range(0, lines, 100_000):
+            stop = min(start + 100_000, lines)
+            prompts = [texts[i % len(texts)] for i in range(start, stop)]
+            labels: list[str | None] = [str((i * 7919) % 1000003) for i in range(start, stop)]
+            for i in bad:
+                if start <= i < stop:
+                    labels[i - start] = None  # a null label: a warning, the row is still used
+            table = pa.table({"prompt": prompts, "label": labels,
+                              "metadata": [{"source_name": "synthetic-math", "index": i} for i in range(start, stop)]})
+            writer = writer or pq.ParquetWriter(path, table.schema)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
 # ---------------------------------------------------------------- workers (run in their own process) --------
 
 def worker(kind: str, path: str) -> dict:
@@ -85,7 +112,7 @@ def worker(kind: str, path: str) -> dict:
     from core.data_check import check_path
     from core.data_rules import DataKeys
 
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = _peak_rss_mb()
     started = time.perf_counter()
     result: dict = {}
     if kind == "orjson":
@@ -95,6 +122,11 @@ def worker(kind: str, path: str) -> dict:
                     orjson.loads(line)
                 except orjson.JSONDecodeError:
                     pass
+    elif kind == "pyarrow":  # what slime does with a .parquet file (data.py:51-55)
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(path).iter_batches():
+            batch.to_pylist()
     elif kind == "json":
         with open(path, encoding="utf-8") as handle:
             for line in handle:
@@ -103,13 +135,26 @@ def worker(kind: str, path: str) -> dict:
                 except json.JSONDecodeError:
                     pass
     else:
-        report = check_path(path, DataKeys(input_key="prompt", label_key="label", apply_chat_template=True))
+        report = check_path(path, DataKeys(input_key="prompt", label_key="label",
+                                           apply_chat_template=path.endswith(".jsonl")))
         s = report.summary
         result = {"rows_used": s.rows_used, "rows_skipped": s.rows_skipped, "rows_crash": s.rows_crash,
                   "findings": s.findings_by_code}
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"seconds": seconds, "rss_before_mb": before / 1024, "rss_peak_mb": peak / 1024, **result}
+    return {"seconds": seconds, "rss_before_mb": before, "rss_peak_mb": _peak_rss_mb(), **result}
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory. Linux's VmHWM starts afresh at exec; ru_maxrss keeps the
+    parent's peak from before the fork, so it is only the fallback."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def measure(kind: str, path: Path) -> dict:
@@ -125,15 +170,16 @@ def bench_file(path: Path, lines: int, repeat: int, kinds: list[str]) -> None:
     for _ in range(repeat):  # interleaved, so a noisy neighbour slows every kind alike
         for kind in kinds:
             runs[kind].append(measure(kind, path))
-    bare = statistics.median(r["seconds"] for r in runs["orjson"])
+    baseline = kinds[0]
+    bare = statistics.median(r["seconds"] for r in runs[baseline])
     for kind in kinds:
         secs = [r["seconds"] for r in runs[kind]]
         median = statistics.median(secs)
         peak = max(r["rss_peak_mb"] for r in runs[kind])
         base = min(r["rss_before_mb"] for r in runs[kind])
-        ratios = [r["seconds"] / o["seconds"] for r, o in zip(runs[kind], runs["orjson"], strict=True)]
-        print(f"  {kind:7} median {median:6.2f} s  ({lines / median:>10,.0f} lines/s)  runs "
-              f"{', '.join(f'{s:.2f}' for s in secs)}  x bare: {median / bare:.2f} (per run "
+        ratios = [r["seconds"] / o["seconds"] for r, o in zip(runs[kind], runs[baseline], strict=True)]
+        print(f"  {kind:8} median {median:6.2f} s  ({lines / median:>10,.0f} lines/s)  runs "
+              f"{', '.join(f'{s:.2f}' for s in secs)}  x {baseline}: {median / bare:.2f} (per run "
               f"{', '.join(f'{r:.2f}' for r in ratios)})  peak RSS {peak:,.0f} MB (after imports {base:,.0f} MB)")
     check = runs["check"][-1]
     print(f"  check verdict: used {check['rows_used']:,}, skipped {check['rows_skipped']}, crash "
@@ -147,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="compact: orjson.dumps; spaced: json.dumps defaults (', ' and ': ')")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json-loop", action="store_true", help="also time a Python json.loads loop")
+    parser.add_argument("--parquet", action="store_true", help="also time a parquet file of the same size")
     parser.add_argument("--dir", type=Path, default=None, help="where to write the files (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
@@ -165,6 +212,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"generated {path} in {time.perf_counter() - started:.1f} s")
         try:
             bench_file(path, args.lines, args.repeat, kinds)
+        finally:
+            if not args.keep:
+                path.unlink()
+    if args.parquet:
+        path = directory / f"bench-{args.lines}.parquet"
+        started = time.perf_counter()
+        generate_parquet(path, args.lines)
+        print(f"generated {path} in {time.perf_counter() - started:.1f} s")
+        try:
+            bench_file(path, args.lines, args.repeat, ["pyarrow", "check"])
         finally:
             if not args.keep:
                 path.unlink()

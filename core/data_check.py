@@ -657,7 +657,7 @@ class _Checker:
             parquet = pq.ParquetFile(source)
             total = parquet.metadata.num_rows
             rowno = 0
-            for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS):
+            for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, use_threads=False):
                 for row in batch.to_pylist():
                     rowno += 1
                     self.check_row(row, rowno, None, None)
