@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-ACCEPTED_DATA_SUFFIXES = (".jsonl", ".parquet")
-DATA_SUFFIX_SOURCE = "slime/utils/data.py@624b824a"
+from core.data_rules import DataKeys, check_extension
+
+DATA_SUFFIX_SOURCE = "slime/utils/data.py:31-60@624b824a"
 MAX_GPUS = 100_000
 PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
 
@@ -63,16 +63,8 @@ class Profile(BaseModel):
         return self.gpus_per_node or self.gpus_total
 
 
-def split_row_slice(path: str) -> tuple[str, str | None]:
-    """slime accepts `path@[start:end]` to read a slice of rows; return (path, slice-or-None)."""
-    m = re.match(r"^(.*)@\[(-?\d*):(-?\d*)\]$", path)
-    if m:
-        return m.group(1), f"[{m.group(2)}:{m.group(3)}]"
-    return path, None
-
-
 def check_data_path(v: str) -> str:
-    """A data path is one line, not a URL, and ends in .jsonl or .parquet (the two formats slime reads)."""
+    """A data path is one line, not a URL, and ends exactly in .jsonl or .parquet (slime's loader rule)."""
     v = v.strip()
     if not v:
         raise ValueError("the data path is empty")
@@ -80,12 +72,9 @@ def check_data_path(v: str) -> str:
         raise ValueError("the data path must be a single line without NUL bytes")
     if re.match(r"^[a-z][a-z0-9+.-]*://", v, re.I):
         raise ValueError("give a file path on the training machine, not a URL")
-    base, _ = split_row_slice(v)
-    suffix = PurePosixPath(base).suffix.lower()
-    if suffix not in ACCEPTED_DATA_SUFFIXES:
-        shown = suffix or "no extension"
-        raise ValueError(
-            f"slime reads only .jsonl or .parquet prompt data ({DATA_SUFFIX_SOURCE}); this path has {shown}")
+    problem = check_extension(v)
+    if problem:
+        raise ValueError(f"{problem.message} ({DATA_SUFFIX_SOURCE})")
     return v
 
 
@@ -101,3 +90,11 @@ class WorkflowRecord(BaseModel):
     output_name: str | None = None
     output: str | None = None
     output_mime: str = "text/plain"
+
+
+class SavedLaunchKeys(BaseModel):
+    """How the user's run reads each data row, as last drafted or checked, so other pages pre-fill it."""
+
+    keys: DataKeys
+    origin: str = Field(description="the workflow that saved them, e.g. 'grpo' or 'check_args'")
+    updated_at: float

@@ -16,7 +16,7 @@ from typing import Any
 import diskcache
 from pydantic import BaseModel, ValidationError
 
-from core.profile import Profile, WorkflowRecord
+from core.profile import Profile, SavedLaunchKeys, WorkflowRecord
 
 SCHEMA_VERSION = 1
 # The user's answers must never be evicted: diskcache's default evicts once 1 GB is reached.
@@ -158,7 +158,7 @@ class Store:
         with self._cache.transact():
             self._cache.delete(f"profile:{name}")
             for key in list(self._cache.iterkeys()):
-                if isinstance(key, str) and key.startswith(f"record:{name}:"):
+                if isinstance(key, str) and (key.startswith(f"record:{name}:") or key == f"launch_keys:{name}"):
                     self._cache.delete(key)
             if self._cache.get(_ACTIVE) == name:
                 rest = self.list_profiles()
@@ -199,6 +199,15 @@ class Store:
                 if rec is not None:
                     out[rec.workflow] = rec
         return out
+
+    # -- launch keys shared between pages ----------------------------------------------------------
+    def save_launch_keys(self, profile: str, saved: SavedLaunchKeys) -> SavedLaunchKeys:
+        self._cache.set(f"launch_keys:{profile}", self._wrap(saved))
+        return saved
+
+    def launch_keys(self, profile: str) -> SavedLaunchKeys | None:
+        key = f"launch_keys:{profile}"
+        return self._unwrap(key, self._cache.get(key), SavedLaunchKeys)  # type: ignore[return-value]
 
     # -- the memory itself, and a separate evictable cache for bulky derived data -----------------
     @property

@@ -9,12 +9,20 @@ import streamlit as st
 from core.args_check import CheckOptions, CheckReport, check_launch_script, check_script_bytes
 from core.args_cli import report_json
 from core.batch import BatchInputError, BatchResult, check_batch_equation
+from core.data_rules import DataKeys, keys_from_launch
 from core.findings import Severity, dumps
 from core.knowledge import get_card
 from core.launch_script import MAX_SCRIPT_CHARS
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT, megatron_source
-from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+from ui.common import (
+    plain,
+    profile_caption,
+    remember_launch_keys,
+    require_profile,
+    save_record,
+    show_findings,
+)
 
 PASTE, UPLOAD = "Paste", "Upload a file"
 AUTO = "from the script"
@@ -118,6 +126,20 @@ def batch_calculator() -> BatchResult | None:
     return result
 
 
+def launch_keys_of(report: CheckReport) -> DataKeys | None:
+    """The data keys a checked launch script sets, when it names its data and every key value is resolved."""
+    if "--prompt-data" not in report.values:
+        return None
+    flags = ("--input-key", "--label-key", "--tool-key", "--metadata-key", "--multimodal-keys")
+    given = {f: report.values[f] for f in flags if f in report.values}
+    if any(v is None for v in given.values()):
+        return None
+    try:
+        return keys_from_launch({**given, "--apply-chat-template": "--apply-chat-template" in report.values})
+    except ValueError:
+        return None
+
+
 def record(report: CheckReport) -> None:
     """Save the outcome for the progress page, once per distinct result."""
     errors = [f for f in report.findings if f.severity == Severity.ERROR]
@@ -125,6 +147,9 @@ def record(report: CheckReport) -> None:
     if st.session_state.get("ca_recorded") == key:
         return
     st.session_state["ca_recorded"] = key
+    keys = launch_keys_of(report)
+    if keys is not None:
+        remember_launch_keys(profile, "check_args", keys)
     s = report.summary
     save_record(profile, "check_args", "done" if report.ok else "started",
                 done=[f"Checked {s.get('flags', 0)} flag(s) of a {report.entry or 'launch'} command"],

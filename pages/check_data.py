@@ -1,8 +1,8 @@
 """Check my data: read a prompt file the way slime's loader does and list every row it would drop or
 crash on. The user uploads a sample, or names a big file inside the roots the app may read.
 
-The keys start from launch settings when another page has left them in st.session_state["launch_settings"]
-(a mapping of slime flags or names to values, e.g. {"--input-key": "prompt"}), else from slime's defaults.
+The keys start from the launch keys saved by the GRPO page or the launch-script checker, else from slime's
+defaults.
 Nothing is changed or written; uploaded text is shown only as code, plain text or tables.
 """
 
@@ -15,21 +15,24 @@ from pydantic import ValidationError
 
 from core.data_charts import counts_frame, keys_frame, prompt_length_figure
 from core.data_check import CheckError, DataReport, check_path, check_stream
-from core.data_rules import DataKeys, keys_from_launch, split_row_slice
+from core.data_rules import DataKeys, split_row_slice
 from core.findings import Severity, dumps
 from core.paths import ENV_ROOTS, PathRefused, configured_roots, resolve_allowed
-from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+from ui.common import plain, profile_caption, require_profile, save_record, saved_launch_keys, show_findings
 
 UPLOAD, ON_DISK = "Upload a sample", "A file on this machine"
 
 
-def launch_defaults() -> DataKeys:
-    """The keys to start from: launch settings if present and valid, else slime's defaults."""
-    try:
-        return keys_from_launch(st.session_state.get("launch_settings"))
-    except (ValidationError, AttributeError, TypeError):
-        st.caption("The launch settings could not be read as data keys; starting from slime's defaults.")
+def launch_defaults(profile) -> DataKeys:
+    """The keys to start from: those of the user's latest draft or checked script, else slime's defaults."""
+    saved = saved_launch_keys(profile)
+    if saved is None:
+        st.caption("Keys start from slime's defaults; a GRPO draft or a checked launch script fills them in.")
         return DataKeys()
+    origin = {"grpo": "your GRPO draft", "check_args": "your last checked launch script"}.get(saved.origin,
+                                                                                              saved.origin)
+    st.caption(f"Keys pre-filled from {plain(origin)}.")
+    return saved.keys
 
 
 def keys_form(defaults: DataKeys) -> DataKeys | None:
@@ -174,7 +177,7 @@ profile_caption(profile)
 st.write("Reads your prompt file the way slime's loader does and lists every row it would drop or crash on, "
          "before you launch. Nothing is changed.")
 
-keys = keys_form(launch_defaults())
+keys = keys_form(launch_defaults(profile))
 source = st.radio("The file", (UPLOAD, ON_DISK), key="cd_source", horizontal=True)
 upload = None
 path_text = ""

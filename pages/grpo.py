@@ -3,10 +3,19 @@
 import pandas as pd
 import streamlit as st
 
+from core.data_rules import DataKeys
 from core.drafts import DraftRequest, draft_launch_script, hyperparameter_sources, record_for
 from core.models import load_model_scripts, match_model
 from core.pins import slime_source
-from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+from ui.common import (
+    plain,
+    profile_caption,
+    remember_launch_keys,
+    require_profile,
+    save_record,
+    saved_launch_keys,
+    show_findings,
+)
 
 st.title("GRPO setup")
 profile = require_profile()
@@ -44,10 +53,13 @@ if match.status != "exact":
 else:
     st.caption(plain(match.message))
 
+saved_keys = saved_launch_keys(profile)
 k1, k2 = st.columns(2)
-input_key = k1.text_input("Prompt column (--input-key)", value="prompt", key="grpo_input_key",
+input_key = k1.text_input("Prompt column (--input-key)", value=saved_keys.keys.input_key if saved_keys else "prompt",
+                          key="grpo_input_key",
                           help="slime's own default is 'input', so a 'prompt' column needs --input-key prompt.")
-label_key = k2.text_input("Label column (--label-key), empty for none", value="label", key="grpo_label_key")
+label_key = k2.text_input("Label column (--label-key), empty for none",
+                          value=(saved_keys.keys.label_key or "") if saved_keys else "label", key="grpo_label_key")
 st.caption(f"slime reads the prompt from the key named by --input-key, whose default is `input` "
            f"({plain(slime_source('slime/utils/arguments.py', 659))}).")
 
@@ -119,6 +131,9 @@ if draft.summary_markdown:
     with st.expander("Configuration summary", expanded=True):
         st.markdown(draft.summary_markdown)
 
+if draft.ready:
+    remember_launch_keys(profile, "grpo", DataKeys(input_key=request.input_key, label_key=request.label_key,
+                                                   apply_chat_template=request.apply_chat_template))
 record = record_for(draft)
 done = [*record.done, *(f"prerequisite: {label}" for label, ok in prerequisites_met.items() if ok)]
 todo = [*(f"prerequisite: {label}" for label, ok in prerequisites_met.items() if not ok), *record.todo]

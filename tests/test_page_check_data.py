@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.profile import Profile
+from core.data_rules import keys_from_launch
+from core.profile import Profile, SavedLaunchKeys
 from core.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
@@ -13,10 +14,12 @@ PAGE = "pages/check_data.py"
 
 
 def open_page(app_env, make_app, data_path: str = "/data/train.jsonl", launch: dict | None = None):
-    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path=data_path, gpus_total=8))
-    at = make_app(PAGE)
+    store = Store(app_env)
+    store.save_profile(Profile(model="Qwen3-4B", data_path=data_path, gpus_total=8))
     if launch is not None:
-        at.session_state["launch_settings"] = launch
+        store.save_launch_keys("default", SavedLaunchKeys(keys=keys_from_launch(launch), origin="grpo",
+                                                          updated_at=1.0))
+    at = make_app(PAGE)
     at.run()
     assert not at.exception
     return at
@@ -72,9 +75,10 @@ def test_uploaded_text_is_never_rendered_as_markdown_or_html(app_env, make_app):
     assert any("<img src=x" in c.value for c in at.code)  # shown literally, as code
 
 
-def test_launch_settings_prefill_the_keys(app_env, make_app):
+def test_saved_launch_keys_prefill_the_keys(app_env, make_app):
     at = open_page(app_env, make_app, launch={"--input-key": "question", "--label-key": "answer",
                                                "--apply-chat-template": True})
+    assert any("GRPO draft" in c.value for c in at.caption)
     assert at.text_input(key="cd_input_key").value == "question"
     assert at.text_input(key="cd_label_key").value == "answer"
     assert at.checkbox(key="cd_template").value is True
@@ -120,3 +124,29 @@ def test_invalid_keys_disable_the_check_with_a_message(app_env, make_app):
     at.text_input(key="cd_multimodal").input("{not json").run()
     assert any("multimodal" in e.value for e in at.error)
     assert at.button(key="cd_run").disabled
+
+
+def test_keys_of_a_checked_launch_script_reach_the_data_page(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/check_args.py").run()
+    script = ("python3 train.py --prompt-data /data/train.jsonl --input-key question --label-key answer "
+              "--apply-chat-template --rollout-batch-size 8 --n-samples-per-prompt 8 --num-rollout 10\n")
+    at.text_area(key="ca_text").input(script).run()
+    assert not at.exception
+    saved = Store(app_env).launch_keys("default")
+    assert saved is not None and saved.origin == "check_args"
+    assert (saved.keys.input_key, saved.keys.label_key, saved.keys.apply_chat_template) == (
+        "question", "answer", True)
+    data_page = make_app(PAGE).run()
+    assert data_page.text_input(key="cd_input_key").value == "question"
+    assert data_page.checkbox(key="cd_template").value is True
+
+
+def test_a_ready_grpo_draft_saves_its_keys_for_the_data_page(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/grpo.py").run()
+    at.text_input(key="grpo_input_key").input("problem").run()
+    assert not at.exception
+    saved = Store(app_env).launch_keys("default")
+    assert saved is not None and saved.origin == "grpo" and saved.keys.input_key == "problem"
+    assert make_app(PAGE).run().text_input(key="cd_input_key").value == "problem"

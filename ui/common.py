@@ -7,9 +7,10 @@ from collections.abc import Iterable
 
 import streamlit as st
 
+from core.data_rules import DataKeys
 from core.findings import Finding, Severity, count_by_severity
 from core.knowledge import get_card
-from core.profile import Profile, WorkflowRecord
+from core.profile import Profile, SavedLaunchKeys, WorkflowRecord
 from core.store import Store
 
 
@@ -54,6 +55,18 @@ def save_record(profile: Profile, workflow: str, status: str, *, done: Iterable[
                          todo_items=list(todo), summary=summary, output_name=output_name, output=output,
                          output_mime=output_mime)
     return get_store().record(profile.name, rec)
+
+
+def remember_launch_keys(profile: Profile, origin: str, keys: DataKeys) -> None:
+    """Keep the data keys of the user's latest draft or checked script, for the data checker to pre-fill."""
+    store = get_store()
+    current = store.launch_keys(profile.name)
+    if current is None or current.keys != keys or current.origin != origin:
+        store.save_launch_keys(profile.name, SavedLaunchKeys(keys=keys, origin=origin, updated_at=time.time()))
+
+
+def saved_launch_keys(profile: Profile) -> SavedLaunchKeys | None:
+    return get_store().launch_keys(profile.name)
 
 
 _SEVERITY_UI = {
