@@ -74,7 +74,7 @@ def check_data_path(v: str) -> str:
         raise ValueError("give a file path on the training machine, not a URL")
     problem = check_extension(v)
     if problem:
-        raise ValueError(f"{problem.message} ({DATA_SUFFIX_SOURCE})")
+        raise ValueError(f"{problem.detail} ({DATA_SUFFIX_SOURCE})")
     return v
 
 
