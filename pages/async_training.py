@@ -14,7 +14,8 @@ from core.drafts import (
 )
 from core.models import load_model_scripts, match_model
 from core.pins import SLIME_SHORT, megatron_source, slime_source
-from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+from ui.common import plain, profile_caption, require_profile, save_record
+from ui.drafts import show_draft
 
 
 def record_once(status: str, done: list[str], todo: list[str], summary: str, script: str = "",
@@ -131,28 +132,7 @@ except ValueError as exc:
 
 st.subheader("3. Draft for your review")
 draft = draft_launch_script(request)
-left, right = st.columns([3, 2])
-with right:
-    st.markdown("**Checks**")
-    show_findings(draft.findings, key_prefix="async", empty_message="No findings: the checker passed this draft.")
-with left:
-    if draft.ready:
-        st.success("Ready for your review. Read every line marked YOUR CHOICE, then run it yourself.",
-                   icon=":material/check_circle:")
-        d1, d2 = st.columns(2)
-        d1.download_button("Download the script (.sh)", draft.script, file_name=draft.filename,
-                           mime="text/x-shellscript", key="async_download_sh")
-        d2.download_button("Download the summary (.md)", draft.summary_markdown,
-                           file_name=draft.filename.removesuffix(".sh") + ".md", mime="text/markdown",
-                           key="async_download_md")
-    else:
-        st.error("Not ready: fix the errors beside this draft first. It is shown for reference only.",
-                 icon=":material/error:")
-    if draft.script:
-        st.code(draft.script, language="bash")
-if draft.summary_markdown:
-    with st.expander("Configuration summary", expanded=True):
-        st.markdown(draft.summary_markdown)
+show_draft(draft, key_prefix="async")
 
 st.subheader("4. What to watch for stability")
 st.markdown(

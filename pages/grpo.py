@@ -14,8 +14,8 @@ from ui.common import (
     require_profile,
     save_record,
     saved_launch_keys,
-    show_findings,
 )
+from ui.drafts import show_draft
 
 st.title("GRPO setup")
 profile = require_profile()
@@ -108,28 +108,7 @@ except ValueError as exc:  # pydantic's ValidationError is a ValueError
 
 st.subheader("3. Draft for your review")
 draft = draft_launch_script(request)
-left, right = st.columns([3, 2])
-with right:
-    st.markdown("**Checks**")
-    show_findings(draft.findings, key_prefix="grpo", empty_message="No findings: the checker passed this draft.")
-with left:
-    if draft.ready:
-        st.success("Ready for your review. Read every line marked YOUR CHOICE, then run it yourself.",
-                   icon=":material/check_circle:")
-        d1, d2 = st.columns(2)
-        d1.download_button("Download the script (.sh)", draft.script, file_name=draft.filename,
-                           mime="text/x-shellscript", key="grpo_download_sh")
-        d2.download_button("Download the summary (.md)", draft.summary_markdown,
-                           file_name=draft.filename.removesuffix(".sh") + ".md", mime="text/markdown",
-                           key="grpo_download_md")
-    else:
-        st.error("Not ready: fix the errors beside this draft first. It is shown for reference only.",
-                 icon=":material/error:")
-    if draft.script:
-        st.code(draft.script, language="bash")
-if draft.summary_markdown:
-    with st.expander("Configuration summary", expanded=True):
-        st.markdown(draft.summary_markdown)
+show_draft(draft, key_prefix="grpo")
 
 if draft.ready:
     remember_launch_keys(profile, "grpo", DataKeys(input_key=request.input_key, label_key=request.label_key,

@@ -24,6 +24,7 @@ from core.knowledge import get_card
 from core.models import load_model_scripts, match_model
 from core.pins import slime_source
 from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+from ui.drafts import ExtraFile, show_draft
 
 
 def record_once(status: str, done: list[str], todo: list[str], summary: str, script: str = "",
@@ -229,34 +230,9 @@ except ValueError as exc:  # pydantic's ValidationError is a ValueError
 
 draft = draft_launch_script(request)
 yaml_text = f"max_turns: {max_turns}\n" if max_turns and config_path else ""
-left, right = st.columns([3, 2])
-with right:
-    st.markdown("**Checks**")
-    show_findings(draft.findings, key_prefix="mt_draft", empty_message="No findings: the checker passed this draft.")
-with left:
-    if draft.ready:
-        st.success("Ready for your review. Read every line marked YOUR CHOICE, then run it yourself.",
-                   icon=":material/check_circle:")
-        d1, d2, d3 = st.columns(3)
-        d1.download_button("Download the script (.sh)", draft.script, file_name=draft.filename,
-                           mime="text/x-shellscript", key="mt_download_sh")
-        d2.download_button("Download the summary (.md)", draft.summary_markdown,
-                           file_name=draft.filename.removesuffix(".sh") + ".md", mime="text/markdown",
-                           key="mt_download_md")
-        if yaml_text:
-            d3.download_button("Download the YAML", yaml_text, file_name="agent.yaml", mime="text/yaml",
-                               key="mt_download_yaml")
-    else:
-        st.error("Not ready: fix the errors beside this draft first. It is shown for reference only.",
-                 icon=":material/error:")
-    if draft.script:
-        st.code(draft.script, language="bash")
-    if yaml_text:
-        st.caption(f"YAML for {plain(config_path)}:")
-        st.code(yaml_text, language="yaml")
-if draft.summary_markdown:
-    with st.expander("Configuration summary", expanded=False):
-        st.markdown(draft.summary_markdown)
+extra_files = (ExtraFile(label="Download the YAML", data=yaml_text, filename="agent.yaml", mime="text/yaml",
+                         language="yaml", caption=f"YAML for {config_path}"),) if yaml_text else ()
+show_draft(draft, key_prefix="mt", extra_files=extra_files, summary_expanded=False)
 
 card = get_card(CARD)
 if card:
