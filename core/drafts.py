@@ -140,6 +140,7 @@ class DraftRequest(BaseModel):
     apply_chat_template: bool = True
     rm_type: str | None = Field(default="deepscaler", max_length=200)
     custom_rm_path: str | None = Field(default=None, max_length=500)
+    reward_set_by_generate: bool = False  # a custom generate function fills sample.reward itself
 
     rollout_batch_size: int = Field(default=32, ge=1, le=MAX_BATCH)
     n_samples_per_prompt: int = Field(default=8, ge=1, le=MAX_BATCH)
@@ -619,6 +620,9 @@ def build_groups(request: DraftRequest, layout: GpuLayout, batch: BatchPlan,
         rollout += [f"YOUR CHOICE: the reward; built-in types are listed in "
                     f"{slime_source('slime/rollout/rm_hub/__init__.py', 69)}",
                     ArgLine(flag="--rm-type", value=request.rm_type)]
+    elif request.reward_set_by_generate:
+        rollout.append("the generate function sets sample.reward; slime computes a reward only for samples "
+                       f"left without one ({slime_source('slime/rollout/sglang_rollout.py', 285)})")
     else:
         rollout.append("YOUR CHOICE: no reward set; add --rm-type or --custom-rm-path before running")
     rollout += [

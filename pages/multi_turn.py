@@ -222,7 +222,7 @@ try:
         profile, "multi_turn", model_script=model_script_name, colocate=colocate, actor_gpus=actor_gpus,
         input_key=input_key or "prompt",
         label_key=label_key or None, custom_rm_path=rm_path or None, rm_type=rm_type or None,
-        extra_args=extra, extra_pythonpath=[module_dir] if module_dir else [])
+        reward_set_by_generate=reward_mode == reward_modes[2], extra_args=extra, extra_pythonpath=[module_dir] if module_dir else [])
 except ValueError as exc:  # pydantic's ValidationError is a ValueError
     st.error(plain(f"These answers cannot make a draft: {exc}"))
     record_once("started", done_items, [f"fix the answers: {exc}"], "Multi-turn: answers cannot make a draft")

@@ -366,3 +366,16 @@ def test_every_default_cites_a_line_that_sets_it(src):
         pytest.skip("slime sources not extracted here")
     text = file.read_text(encoding="utf-8").splitlines()[int(line) - 1]
     assert src.flag.split(" / ")[0] in text
+
+
+def test_reward_set_by_the_generate_function_is_said_not_left_as_a_choice():
+    from core.drafts import DraftRequest, draft_launch_script
+    from core.profile import Profile
+
+    profile = Profile(model="Qwen3-4B", data_path="/d/t.jsonl", gpus_total=8)
+    request = DraftRequest.from_profile(profile, "multi_turn", rm_type=None, reward_set_by_generate=True,
+                                        extra_args=[("--custom-generate-function-path", "my_agent.generate")])
+    script = draft_launch_script(request).script
+    assert "no reward set" not in script and "the generate function sets sample.reward" in script
+    assert "sglang_rollout.py:285@624b824a" in script
+    assert "--rm-type" not in script and "--custom-rm-path" not in script
