@@ -134,3 +134,30 @@ def test_onboarding_page_switch_and_memory_across_reload_and_restart(browser, tm
         expect(page.get_by_text("Qwen3-4B").first).to_be_visible()
     finally:
         _stop(proc2)
+
+
+def test_grpo_draft_is_checked_and_recorded_in_the_browser(browser, tmp_path):
+    from playwright.sync_api import expect
+
+    sys.path.insert(0, str(ROOT))
+    from core.profile import Profile
+    from core.store import Store
+
+    home = tmp_path / "home"
+    store = Store(home)
+    store.save_profile(Profile(model="Qwen3-4B", data_path="/data/my set/$(reboot).jsonl", gpus_total=8))
+    store.close()
+    port = _free_port()
+    proc = _start_server(port, home, tmp_path / "server.log")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port}/grpo")
+        expect(page.get_by_text("Ready for your review").first).to_be_visible()
+        code = page.get_by_test_id("stCode").first.inner_text()
+        assert "--prompt-data '/data/my set/$(reboot).jsonl'" in code  # the user's value, quoted and inert
+        page.goto(f"http://127.0.0.1:{port}/progress")
+        expect(page.get_by_text("GRPO setup: done")).to_be_visible()
+        expect(page.get_by_text("1 of 8 workflows done", exact=False)).to_be_visible()
+    finally:
+        _stop(proc)
