@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.pins import SLIME_DATE, SLIME_SHORT
 from core.workflows import WORKFLOWS
-from ui.common import active_profile, plain, show_store_notices
+from ui.common import active_profile, mark_app_frame, plain, show_store_notices
 
 st.set_page_config(page_title="slime assistant", page_icon=":material/science:", layout="wide")
 
@@ -35,4 +35,5 @@ with st.sidebar:
                "every command is a draft for you to review.")
 
 show_store_notices()
+mark_app_frame()
 page.run()

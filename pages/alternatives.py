@@ -4,7 +4,9 @@ import streamlit as st
 
 from core.alternatives import CARD, NEED_LABELS, Need, recommend, recommendation_markdown
 from core.knowledge import get_card
-from ui.common import plain, profile_caption, require_profile, save_record
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record
+
+ensure_app_frame()
 
 st.title("Alternatives")
 profile = require_profile()

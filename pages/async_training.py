@@ -14,8 +14,10 @@ from core.drafts import (
 )
 from core.models import load_model_scripts, match_model
 from core.pins import SLIME_SHORT, megatron_source, slime_source
-from ui.common import plain, profile_caption, require_profile, save_record
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record
 from ui.drafts import show_draft
+
+ensure_app_frame()
 
 
 def record_once(status: str, done: list[str], todo: list[str], summary: str, script: str = "",

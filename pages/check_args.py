@@ -16,6 +16,7 @@ from core.launch_script import MAX_SCRIPT_CHARS
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT, megatron_source
 from ui.common import (
+    ensure_app_frame,
     plain,
     profile_caption,
     remember_launch_keys,
@@ -23,6 +24,8 @@ from ui.common import (
     save_record,
     show_findings,
 )
+
+ensure_app_frame()
 
 PASTE, UPLOAD = "Paste", "Upload a file"
 AUTO = "from the script"

@@ -18,7 +18,17 @@ from core.data_check import CheckError, DataReport, check_path, check_stream
 from core.data_rules import DataKeys, split_row_slice
 from core.findings import Severity, dumps
 from core.paths import ENV_ROOTS, PathRefused, configured_roots, resolve_allowed
-from ui.common import plain, profile_caption, require_profile, save_record, saved_launch_keys, show_findings
+from ui.common import (
+    ensure_app_frame,
+    plain,
+    profile_caption,
+    require_profile,
+    save_record,
+    saved_launch_keys,
+    show_findings,
+)
+
+ensure_app_frame()
 
 UPLOAD, ON_DISK = "Upload a sample", "A file on this machine"
 

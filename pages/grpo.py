@@ -8,6 +8,7 @@ from core.drafts import DraftRequest, draft_launch_script, hyperparameter_source
 from core.models import load_model_scripts, match_model
 from core.pins import slime_source
 from ui.common import (
+    ensure_app_frame,
     plain,
     profile_caption,
     remember_launch_keys,
@@ -16,6 +17,8 @@ from ui.common import (
     saved_launch_keys,
 )
 from ui.drafts import show_draft
+
+ensure_app_frame()
 
 st.title("GRPO setup")
 profile = require_profile()

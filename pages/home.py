@@ -4,7 +4,9 @@ import streamlit as st
 
 from core.models import match_model
 from core.onboarding import build_profile
-from ui.common import active_profile, get_store, plain
+from ui.common import active_profile, ensure_app_frame, get_store, plain
+
+ensure_app_frame()
 
 st.title("slime assistant")
 st.write("Correct, sourced guidance for RL post-training with slime: checks that catch what slime would "

@@ -3,7 +3,9 @@
 import streamlit as st
 
 from core.knowledge import load_cards, search_cards
-from ui.common import plain
+from ui.common import ensure_app_frame, plain
+
+ensure_app_frame()
 
 st.title("Knowledge cards")
 st.caption("Short, sourced notes on slime. Every fact cites the upstream file and line it comes from.")

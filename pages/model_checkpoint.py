@@ -21,7 +21,9 @@ from core.model_config import (
 from core.models import load_model_scripts, match_model
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT, slime_source
-from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record, show_findings
+
+ensure_app_frame()
 
 st.title("Model script and checkpoint")
 profile = require_profile()

@@ -24,7 +24,17 @@ from core.monitor.smoothing import DEFAULT_WEIGHT, MAX_WEIGHT
 from core.monitor.verdicts import run_verdicts
 from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table
 from core.paths import PathRefused, resolve_allowed
-from ui.common import get_store, plain, profile_caption, require_profile, save_record, show_findings
+from ui.common import (
+    ensure_app_frame,
+    get_store,
+    plain,
+    profile_caption,
+    require_profile,
+    save_record,
+    show_findings,
+)
+
+ensure_app_frame()
 
 MAX_CHARTS = 40
 STATUS_UI = {"ok": (st.success, ":material/check_circle:"), "warn": (st.warning, ":material/warning:"),

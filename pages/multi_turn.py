@@ -23,8 +23,10 @@ from core.findings import Finding, Severity, sort_and_dedupe
 from core.knowledge import get_card
 from core.models import load_model_scripts, match_model
 from core.pins import slime_source
-from ui.common import plain, profile_caption, require_profile, save_record, show_findings
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record, show_findings
 from ui.drafts import ExtraFile, show_draft
+
+ensure_app_frame()
 
 
 def record_once(status: str, done: list[str], todo: list[str], summary: str, script: str = "",

@@ -3,7 +3,9 @@
 import streamlit as st
 
 from core.onboarding import build_profile
-from ui.common import get_store, plain, require_profile
+from ui.common import ensure_app_frame, get_store, plain, require_profile
+
+ensure_app_frame()
 
 st.title("Profile")
 store = get_store()

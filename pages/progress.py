@@ -5,7 +5,9 @@ from datetime import datetime
 import streamlit as st
 
 from core.workflows import status_rows
-from ui.common import get_store, plain, require_profile
+from ui.common import ensure_app_frame, get_store, plain, require_profile
+
+ensure_app_frame()
 
 st.title("What's done")
 profile = require_profile()

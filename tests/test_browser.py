@@ -152,11 +152,16 @@ def test_grpo_draft_is_checked_and_recorded_in_the_browser(browser, tmp_path):
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(30_000)
+        # The first visit after the server starts is a page URL (a bookmark): it must still run inside the
+        # declared navigation, not Streamlit's auto-discovered pages/ list.
         page.goto(f"http://127.0.0.1:{port}/grpo")
         expect(page.get_by_text("Ready for your review").first).to_be_visible()
+        nav = page.get_by_test_id("stSidebarNav")
+        expect(nav.get_by_text("Set up a run")).to_be_visible()
+        assert nav.get_by_role("link", name="grpo", exact=True).count() == 0
         code = page.get_by_test_id("stCode").first.inner_text()
         assert "--prompt-data '/data/my set/$(reboot).jsonl'" in code  # the user's value, quoted and inert
-        page.goto(f"http://127.0.0.1:{port}/progress")
+        nav.get_by_role("link", name="What's done").click()
         expect(page.get_by_text("GRPO setup: done")).to_be_visible()
         expect(page.get_by_text("1 of 8 workflows done", exact=False)).to_be_visible()
     finally:

@@ -13,6 +13,28 @@ from core.knowledge import get_card
 from core.profile import Profile, SavedLaunchKeys, WorkflowRecord
 from core.store import Store
 
+FRAME_KEY = "_slime_assistant_frame"
+
+
+def mark_app_frame() -> None:
+    """Called by streamlit_app.py before it runs the chosen page."""
+    st.session_state[FRAME_KEY] = True
+
+
+def ensure_app_frame() -> None:
+    """Make sure a page runs inside streamlit_app.py's declared navigation.
+
+    Streamlit still auto-discovers a `pages/` folder until the entry script has called st.navigation once
+    in the server's life: a first visit straight to a page URL (a bookmark, after a restart) would run that
+    page alone, with a navigation of raw file names. Hand over to the entry script, keeping the URL.
+    """
+    if st.session_state.get(FRAME_KEY):
+        return
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
 
 @st.cache_resource
 def get_store() -> Store:
