@@ -46,7 +46,7 @@ def _as_int(value: object, field: str, errors: dict[str, str]) -> int:
     if isinstance(value, int):
         return value
     text = str(value).strip()
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         errors[field] = f"{label}: '{text[:40]}' is not a whole number of GPUs"
         return 0
     if len(text) > 7:

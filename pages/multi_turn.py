@@ -159,7 +159,7 @@ if flag_findings:
 st.subheader("4. Confirm, then the draft")
 confirm_fn = st.checkbox("My function does every checklist item above (I checked the ones not visible in "
                          "the file myself)", key="mt_confirm_function")
-confirm_data = st.checkbox(f"My data file ({profile.data_path}) has the prompt and label keys named above, "
+confirm_data = st.checkbox(f"My data file ({plain(profile.data_path)}) has the prompt and label keys named above, "
                            "in the shape my function reads", key="mt_confirm_data")
 st.page_link("pages/check_data.py", label="Check my data file", icon=":material/dataset:")
 

@@ -59,6 +59,6 @@ if copy:
 
 if len(names) > 1:
     with st.expander("Delete this profile"):
-        if st.button(f"Delete {current.name} and its record of work", key="prof_delete"):
+        if st.button(f"Delete {plain(current.name)} and its record of work", key="prof_delete"):
             store.delete_profile(current.name)
             st.rerun()

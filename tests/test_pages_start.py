@@ -1,5 +1,7 @@
 """AppTest: first visit, profile editing, progress page and knowledge section."""
 
+import re
+
 from core.profile import Profile, WorkflowRecord
 from core.store import Store
 
@@ -66,3 +68,16 @@ def test_pages_ask_for_profile_first(app_env, make_app):
     at = make_app("pages/progress.py").run()
     assert not at.exception
     assert any("three" in i.value or "first" in i.value for i in at.info)
+
+
+def test_hostile_data_path_is_shown_inert_on_every_page(app_env, make_app):
+    hostile = "/d/![x](http://attacker.example/p.png)<img src=x>.jsonl"
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path=hostile, gpus_total=8))
+    for page in ("pages/home.py", "pages/multi_turn.py", "pages/grpo.py", "pages/check_data.py"):
+        at = make_app(page).run()
+        assert not at.exception
+        rendered = [e.value for e in (*at.markdown, *at.caption, *at.info, *at.success, *at.warning)]
+        rendered += [c.label for c in at.checkbox]
+        active = re.compile(r"(?<!\\)\]\(http|(?<!\\)<img")  # an unescaped link target or tag
+        assert not any(active.search(t) for t in rendered), page
+        assert any("attacker" in t for t in rendered), page  # the value is shown, escaped

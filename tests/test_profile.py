@@ -50,3 +50,9 @@ def test_model_names_match_slimes_model_scripts(name, status, script):
         assert m.scripts[0].name == script and m.scripts[0].path == f"scripts/models/{script}.sh"
     if status == "unknown":
         assert "outside what we can check" in m.message
+
+
+@pytest.mark.parametrize("gpus", ["²", "①", "８", "٣"], ids=str)
+def test_non_ascii_digits_are_refused_not_crashed(gpus):
+    result = build_profile("default", "Qwen3-4B", "/d/t.jsonl", gpus)
+    assert result.profile is None and "not a whole number" in result.errors["gpus_total"]
