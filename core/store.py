@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -52,37 +53,57 @@ class Store:
 
     # -- opening, and recovering from a damaged store -------------------------------------------
     def _open(self) -> diskcache.Cache:
+        """Open the store; only a store whose database is corrupt is moved aside, nothing else is touched."""
+        if self.directory.exists() and not self.directory.is_dir():
+            return self._temporary(f"{self.directory} is not a directory (it was left untouched)", None)
         try:
             cache = diskcache.Cache(str(self.directory), **_MEMORY_SETTINGS)
             cache.get("__probe__")  # forces a read of the database
             return cache
-        except (sqlite3.DatabaseError, OSError, ValueError) as exc:
-            return self._recover(exc)
+        except sqlite3.OperationalError as exc:  # locked, read-only, cannot open: not corruption
+            return self._temporary(f"{self.directory} cannot be opened for writing ({exc})", self.directory)
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed": corruption
+            return self._set_aside(exc)
+        except (OSError, ValueError) as exc:
+            return self._temporary(f"{self.directory} cannot be used ({exc})", self.directory)
 
-    def _recover(self, exc: Exception) -> diskcache.Cache:
+    def _set_aside(self, exc: Exception) -> diskcache.Cache:
         aside = self.directory.with_name(f"{self.directory.name}.unreadable-{int(time.time())}")
         try:
-            if self.directory.exists():
-                shutil.move(str(self.directory), str(aside))
+            self.directory.rename(aside)
             cache = diskcache.Cache(str(self.directory), **_MEMORY_SETTINGS)
-            self.notices.append(StoreNotice(
-                level="warning",
-                message=(f"The saved answers at {self.directory} could not be read ({type(exc).__name__}: "
-                         f"{exc}). A fresh store was started; the old one is kept at {aside}."),
-            ))
-            return cache
-        except OSError as exc2:
-            # Directory not writable: fall back to a temporary store for this process only.
-            import tempfile
+        except (OSError, sqlite3.Error) as exc2:
+            return self._temporary(f"{self.directory} is damaged ({exc}) and could not be set aside ({exc2})",
+                                   None)
+        self.notices.append(StoreNotice(
+            level="warning",
+            message=(f"The saved answers at {self.directory} could not be read ({type(exc).__name__}: "
+                     f"{exc}). A fresh store was started; the old one is kept at {aside}."),
+        ))
+        return cache
 
-            tmp = tempfile.mkdtemp(prefix="slime-assistant-")
-            self.notices.append(StoreNotice(
-                level="error",
-                message=(f"The store at {self.directory} cannot be used ({exc2}). Answers are kept in a "
-                         f"temporary store ({tmp}) until the server stops; set {ENV_HOME} to a writable "
-                         "directory to keep them."),
-            ))
-            return diskcache.Cache(tmp, **_MEMORY_SETTINGS)
+    def _temporary(self, why: str, copy_from: Path | None) -> diskcache.Cache:
+        """A store for this server process only; a readable copy of the real one is shown where possible."""
+        tmp = Path(tempfile.mkdtemp(prefix="slime-assistant-")) / "store"
+        shown = "Answers start empty"
+        if copy_from is not None and copy_from.is_dir():
+            try:
+                shutil.copytree(copy_from, tmp, ignore=_broken_sidecars)
+                cache = diskcache.Cache(str(tmp), **_MEMORY_SETTINGS)
+                cache.get("__probe__")
+                shown = "A copy of your saved answers is shown"
+            except (OSError, shutil.Error, sqlite3.Error):
+                shutil.rmtree(tmp, ignore_errors=True)
+                cache = diskcache.Cache(str(tmp), **_MEMORY_SETTINGS)
+        else:
+            cache = diskcache.Cache(str(tmp), **_MEMORY_SETTINGS)
+        self.notices.append(StoreNotice(
+            level="error",
+            message=(f"The store cannot be used: {why}. {shown}, in a temporary store ({tmp}) that lasts until "
+                     f"the server stops; nothing was moved or deleted. Fix the directory or set {ENV_HOME} to "
+                     "a writable one to keep new answers."),
+        ))
+        return cache
 
     def close(self) -> None:
         self._cache.close()
@@ -228,6 +249,11 @@ class Store:
                 self._bulk = diskcache.Cache(str(directory), size_limit=BULK_CACHE_BYTES,
                                              eviction_policy="least-recently-used")
         return self._bulk
+
+
+def _broken_sidecars(directory: str, names: list[str]) -> list[str]:
+    """SQLite's -wal/-shm sidecars that are not regular files: copying them would copy the fault."""
+    return [n for n in names if n.endswith(("-wal", "-shm")) and not (Path(directory) / n).is_file()]
 
 
 def migrate(schema: int, data: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -81,3 +81,14 @@ def test_hostile_data_path_is_shown_inert_on_every_page(app_env, make_app):
         active = re.compile(r"(?<!\\)\]\(http|(?<!\\)<img")  # an unescaped link target or tag
         assert not any(active.search(t) for t in rendered), page
         assert any("attacker" in t for t in rendered), page  # the value is shown, escaped
+
+
+def test_a_damaged_store_is_reported_once_and_the_app_goes_on(app_env, make_app):
+    app_env.mkdir(parents=True)
+    (app_env / "cache.db").write_bytes(b"not a database" * 50)
+    at = make_app().run()
+    assert not at.exception
+    assert any("kept at" in w.value for w in at.warning)
+    assert at.text_input(key="onb_model").value == ""  # a fresh store: the questions are asked
+    at.run()
+    assert not any("kept at" in w.value for w in at.warning)  # shown once per session

@@ -108,14 +108,26 @@ def test_records_and_profiles_are_separate_per_profile(store_dir):
     assert s.records("default") == {}
 
 
-def test_unwritable_directory_falls_back_with_error_notice(tmp_path, monkeypatch):
-    target = tmp_path / "file-not-dir"
-    target.write_text("x")
-    s = Store(target / "sub")
-    assert s.notices and s.notices[0].level == "error"
+def test_a_file_where_the_store_should_be_is_left_untouched(tmp_path):
+    target = tmp_path / "notes.txt"
+    target.write_text("my notes")
+    s = Store(target)
+    assert s.notices and s.notices[0].level == "error" and "not a directory" in s.notices[0].message
+    assert target.read_text() == "my notes" and not list(tmp_path.glob("notes.txt.unreadable-*"))
     s.save_profile(_profile())
     assert s.active_profile() is not None
 
+
+def test_a_store_that_cannot_be_opened_is_not_moved_and_its_answers_are_shown(store_dir):
+    s = Store(store_dir)
+    s.save_profile(_profile())
+    s.close()
+    (store_dir / "cache.db-wal").mkdir()  # sqlite cannot open its write-ahead log: not corruption
+    again = Store(store_dir)
+    assert store_dir.exists() and not list(store_dir.parent.glob("store.unreadable-*"))
+    assert again.notices and again.notices[0].level == "error", again.notices
+    assert "nothing was moved" in again.notices[0].message and "copy of your saved answers" in again.notices[0].message
+    assert again.active_profile().model == "Qwen3-4B"
 
 
 def test_two_first_visits_at_once_keep_both_as_profiles(store_dir):

@@ -43,9 +43,13 @@ def get_store() -> Store:
 
 
 def show_store_notices() -> None:
-    store = get_store()
-    for notice in store.notices:
-        (st.error if notice.level == "error" else st.warning)(notice.message, icon=":material/warning:")
+    """Store problems: an error (answers not kept) on every page; a warning once per browser session."""
+    for i, notice in enumerate(get_store().notices):
+        if notice.level == "error":
+            st.error(plain(notice.message), icon=":material/warning:")
+        elif not st.session_state.get(f"_store_notice_{i}"):
+            st.session_state[f"_store_notice_{i}"] = True
+            st.warning(plain(notice.message), icon=":material/warning:")
 
 
 def active_profile() -> Profile | None:
