@@ -69,6 +69,9 @@ CASES = [
                                          "perf/train_time": (R, np.full(N, 40.0))}, "ok"),
     ("no perf", v.check_time_split, {"train/loss": (R, noise)}, "unknown"),
     ("nan loss fails", v.check_non_finite, {"train/loss": (R, np.where(R == 3, np.inf, 1.0))}, "fail"),
+    ("finite loss ok", v.check_non_finite, {"train/loss": (R, noise)}, "ok"),
+    ("no checked curve is unknown", v.check_non_finite, {"perf/train_time": (R, np.full(N, 40.0))}, "unknown"),
+    ("empty checked curve is unknown", v.check_non_finite, {"train/loss": ([], [])}, "unknown"),
 ]
 
 
@@ -112,7 +115,14 @@ def test_mann_kendall_sign_and_ties():
     assert v.mann_kendall_z(np.ones(20)) == 0.0
 
 
-def test_every_verdict_on_an_empty_run_is_unknown_or_ok():
+def test_every_verdict_on_an_empty_run_is_unknown():
     out = v.run_verdicts(make_run({}))
     assert len(out) == len(v.CHECKS)
-    assert all(x.status in ("unknown", "ok") for x in out)
+    assert [x.code for x in out if x.status != "unknown"] == []
+
+
+def test_finite_verdict_names_the_curves_it_checked():
+    verdict = v.check_non_finite(make_run({"train/loss": (R, noise), "train/grad_norm": (R, noise + 1)}))
+    assert verdict.status == "ok"
+    assert verdict.evidence["tags_checked"] == ["train/loss", "train/grad_norm"]
+    assert "train/loss" in verdict.message and "rollout/raw_reward" not in verdict.message

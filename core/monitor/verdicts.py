@@ -426,24 +426,33 @@ def check_gpu_signals(run: RunData) -> Verdict:
                    cards=cards, commands=list(sm.GPU_WATCH_COMMANDS), message=msg)
 
 
+NON_FINITE_TAGS = ("rollout/raw_reward", "train/loss", "train/pg_loss", "train/grad_norm", "train/kl_loss")
+
+
 def check_non_finite(run: RunData) -> Verdict:
     """NaN or infinite values in reward, loss or grad-norm curves are a failure: the run has diverged or a
-    metric is broken at those steps."""
+    metric is broken at those steps. With none of those curves there is nothing to judge (unknown)."""
     code, title, cards = "MON011", "No NaN or infinite values", ["monitoring"]
     bad: dict = {}
-    for tag in ("rollout/raw_reward", "train/loss", "train/pg_loss", "train/grad_norm", "train/kl_loss"):
+    checked: list[str] = []
+    for tag in NON_FINITE_TAGS:
         s = run.series.get(tag)
         if s is not None and len(s.values):
+            checked.append(tag)
             nf = ~np.isfinite(s.values)
             if nf.any():
                 bad[tag] = s.steps[nf][:10].tolist()
+    if not checked:
+        return _unknown(code, title, f"None of {', '.join(NON_FINITE_TAGS)} has any point in this run.", cards,
+                        sm.SRC_LOSS_KEYS)
     if bad:
         first = ", ".join(f"{t} at step(s) {v}" for t, v in bad.items())
         return Verdict(code=code, title=title, status="fail", evidence=bad, cards=cards, source=sm.SRC_LOSS_KEYS,
                        fix="Find the first bad step and its rollouts; lower --lr; check rewards for NaN.",
                        message=f"Non-finite values: {first}.")
     return Verdict(code=code, title=title, status="ok", cards=cards, source=sm.SRC_LOSS_KEYS,
-                   message="Reward, loss and grad-norm curves are finite.")
+                   evidence={"tags_checked": checked},
+                   message=f"Every point of {', '.join(checked)} is finite.")
 
 
 CHECKS = (check_reward_rising, check_reward_flat_zero, check_kl_growth, check_logprob_diff, check_entropy,
