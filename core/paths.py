@@ -57,15 +57,17 @@ def resolve_allowed(raw: str, *, want: str = "file", roots: list[Path] | None = 
         raise PathRefused(f"Reading files on this machine is off: no roots are configured. Set {ENV_ROOTS} "
                           "to the directories the app may read (see README), or upload the file instead.")
     try:
-        resolved = Path(text).expanduser().resolve(strict=True)
-    except FileNotFoundError:
-        raise PathRefused(f"Nothing exists at {text}.") from None
+        resolved = Path(text).expanduser().resolve(strict=False)
     except (OSError, RuntimeError) as exc:
         raise PathRefused(f"That path cannot be resolved: {exc}.") from None
+    # Containment first, so that a refusal says nothing about what exists outside the roots, and the
+    # message names the path as typed, never where a link leads.
     root = next((r for r in roots if resolved == r or resolved.is_relative_to(r)), None)
     if root is None:
         shown = ", ".join(str(r) for r in roots)
-        raise PathRefused(f"{resolved} is outside the directories this app may read ({shown}).")
+        raise PathRefused(f"{text} is outside the directories this app may read ({shown}).")
+    if not resolved.exists():
+        raise PathRefused(f"Nothing exists at {text}.")
     if want == "file" and not resolved.is_file():
         raise PathRefused(f"{resolved} is {'a directory' if resolved.is_dir() else 'not a regular file'}; "
                           "give a file.")

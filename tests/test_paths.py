@@ -53,3 +53,20 @@ def test_configured_roots_skips_missing(tree, tmp_path):
     root, _ = tree
     env = {"SLIME_ASSISTANT_ROOTS": os.pathsep.join([str(root), str(tmp_path / "missing")])}
     assert configured_roots(env) == [root.resolve()]
+
+
+def test_refusals_outside_the_roots_do_not_reveal_what_exists(tree, tmp_path):
+    root, outside = tree
+    messages = []
+    for path in (str(outside), str(tmp_path / "no-such-file.jsonl")):
+        with pytest.raises(PathRefused) as exc:
+            resolve_allowed(path, roots=[root.resolve()])
+        messages.append(str(exc.value).replace(path, "P"))
+    assert messages[0] == messages[1]
+
+
+def test_a_link_refusal_names_the_typed_path_not_its_target(tree):
+    root, outside = tree
+    with pytest.raises(PathRefused) as exc:
+        resolve_allowed(str(root / "link.jsonl"), roots=[root.resolve()])
+    assert str(outside) not in str(exc.value) and "link.jsonl" in str(exc.value)
