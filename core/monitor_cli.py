@@ -2,9 +2,8 @@
 
 Each PATH is an event file, a run directory, or a directory holding several runs. For every run it prints
 the tags with their step ranges and point counts, what could not be read, restarts, and the verdicts with
-their evidence. Exit code: 0 when every run was read and no verdict failed, 1 when a verdict failed,
-2 when a path could not be read at all. This reads files the caller names on their own machine; it never
-runs anything.
+their evidence. The exit codes are listed in EXIT_CODES_HELP (shown by --help). This reads files the caller
+names on their own machine; it never runs anything.
 """
 
 from __future__ import annotations
@@ -22,6 +21,17 @@ from core.monitor.verdicts import Verdict, run_verdicts
 EXIT_OK = 0
 EXIT_FAILED_VERDICT = 1
 EXIT_UNREADABLE = 2
+EXIT_NOTHING_JUDGED = 3
+EXIT_CODES_HELP = f"""exit codes:
+  {EXIT_OK}  every path was read, every run had data for at least one check, and no check failed
+  {EXIT_FAILED_VERDICT}  a check failed (a FAIL line in the checklist)
+  {EXIT_UNREADABLE}  a path could not be read: it does not exist, is not a regular file or directory (a device,
+     pipe or socket), holds no event files, holds a file that is not a TensorBoard event file, or
+     yielded no scalar value at all (for example an empty file)
+  {EXIT_NOTHING_JUDGED}  everything was read, but some run had too little data for any check (every verdict is
+     UNKNOWN): a run before its first rollout, or TensorBoard logs that are not slime's
+When several apply, the exit code is the first that applies in the order {EXIT_UNREADABLE}, {EXIT_FAILED_VERDICT}, \
+{EXIT_NOTHING_JUDGED}, {EXIT_OK}."""
 STATUS_MARK = {"ok": "OK     ", "warn": "WARN   ", "fail": "FAIL   ", "unknown": "UNKNOWN"}
 
 
@@ -29,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "logs", help="read slime TensorBoard logs: tags, step ranges, health verdicts",
         description="Read one or more slime TensorBoard runs (event files or directories) and print their "
-                    "tags and the monitoring checklist.")
+                    "tags and the monitoring checklist.",
+        epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="event file, run directory, or directory of runs")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.set_defaults(func=handle_logs)
@@ -43,20 +54,54 @@ def collect_runs(paths: list[str]) -> tuple[list[RunData], list[str]]:
         p = Path(raw).expanduser()
         try:
             if p.is_file():
-                runs.append(read_run(p.parent, name=p.name, files=[p]))
+                read = [read_run(p.parent, name=p.name, files=[p])]
+            elif p.is_dir():
+                found = discover_runs(p)
+                if not found:
+                    problems.append(f"{raw}: no event files (names containing 'tfevents') in this directory or "
+                                    "below")
+                    continue
+                read = [read_run(run_dir, name=run_label(p, run_dir)) for run_dir in found]
+            elif p.exists():
+                problems.append(f"{raw}: not a regular file or directory (a device, pipe or socket); nothing "
+                                "was read from it")
                 continue
-            if not p.is_dir():
+            elif p.is_symlink():
+                problems.append(f"{raw}: a symbolic link whose target does not exist")
+                continue
+            else:
                 problems.append(f"{raw}: no such file or directory")
                 continue
-            found = discover_runs(p)
-            if not found:
-                problems.append(f"{raw}: no event files (names containing 'tfevents') in this directory or below")
-                continue
-            for run_dir in found:
-                runs.append(read_run(run_dir, name=run_label(p, run_dir)))
         except OSError as exc:
             problems.append(f"{raw}: cannot be read ({exc.strerror or exc})")
+            continue
+        for run in read:
+            problems.extend(unreadable_parts(run))
+        runs.extend(read)
     return runs, problems
+
+
+def unreadable_parts(run: RunData) -> list[str]:
+    """What in a run could not be read: files that are not event files, and a run with no scalar at all."""
+    out = [f"{run.path}/{f.name}: not a TensorBoard event file; nothing was read from it"
+           for f in run.files if not f.looks_like_events]
+    if not run.scalar_count() and not out:
+        where = f"{run.path}/{run.files[0].name}" if len(run.files) == 1 else f"{run.path} ({len(run.files)} files)"
+        empty = run.files and all(f.size == 0 for f in run.files)
+        out.append(f"{where}: no scalar value could be read"
+                   + (" (empty: a writer that has not flushed yet?)" if empty else ""))
+    return out
+
+
+def exit_code(results: list[tuple[RunData, list[Verdict]]], problems: list[str]) -> int:
+    """The documented exit code (EXIT_CODES_HELP) for what was read and judged."""
+    if problems or not results:
+        return EXIT_UNREADABLE
+    if any(v.status == "fail" for _, vs in results for v in vs):
+        return EXIT_FAILED_VERDICT
+    if any(all(v.status == "unknown" for v in vs) for _, vs in results):
+        return EXIT_NOTHING_JUDGED
+    return EXIT_OK
 
 
 def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
@@ -120,8 +165,9 @@ def _short(value) -> str:
 def handle_logs(args: argparse.Namespace) -> int:
     runs, problems = collect_runs(args.paths)
     results = [(run, run_verdicts(run)) for run in runs]
+    code = exit_code(results, problems)
     if args.format == "json":
-        payload = {"runs": [_finite_json(run_to_json(r, v)) for r, v in results]}
+        payload = {"runs": [_finite_json(run_to_json(r, v)) for r, v in results], "exit_code": code}
         if problems:
             payload["problems"] = problems
         print(json.dumps(payload, indent=2, allow_nan=False, default=_json_default))
@@ -129,11 +175,10 @@ def handle_logs(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"error: {problem}", file=sys.stderr)
         print("\n\n".join(render_run_text(r, v) for r, v in results))
-    if not runs:
-        return EXIT_UNREADABLE
-    if problems:
-        return EXIT_UNREADABLE
-    return EXIT_FAILED_VERDICT if any(v.status == "fail" for _, vs in results for v in vs) else EXIT_OK
+        for run, verdicts in results:
+            if run.scalar_count() and all(v.status == "unknown" for v in verdicts):
+                print(f"note: {run.path}: no check had enough data to judge this run", file=sys.stderr)
+    return code
 
 
 def _json_default(obj):

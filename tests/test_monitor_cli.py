@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from core.cli import main
-from core.monitor.synthetic import Scenario, write_slime_like_run
+from core.monitor.synthetic import (
+    Scenario,
+    file_version_event,
+    scalar_event,
+    write_raw_event_file,
+    write_slime_like_run,
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +68,75 @@ def test_json_has_no_nan(tmp_path, capsys):
     assert "NaN" not in text
     run = json.loads(text)["runs"][0]
     assert {v["code"]: v["status"] for v in run["verdicts"]}["MON011"] == "fail"
+
+
+def _file(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
+UNREADABLE = [
+    ("random bytes named like an event file", lambda d: _file(d / "events.out.tfevents.1", os.urandom(3000)),
+     "not a TensorBoard event file"),
+    ("empty event file", lambda d: _file(d / "events.out.tfevents.2", b""), "no scalar value could be read (empty"),
+    ("zip file", lambda d: _file(d / "runs.zip", b"PK\x05\x06" + bytes(18)), "not a TensorBoard event file"),
+    ("event file with no scalar", lambda d: write_raw_event_file(d / "events.out.tfevents.3", [file_version_event()]),
+     "no scalar value could be read"),
+]
+
+
+@pytest.mark.parametrize(("name", "make", "message"), UNREADABLE, ids=[c[0] for c in UNREADABLE])
+def test_unreadable_input_exits_2_and_never_says_ok(name, make, message, tmp_path, capsys):
+    path = make(tmp_path)
+    rc = main(["logs", str(path)])
+    captured = capsys.readouterr()
+    assert rc == 2
+    assert message in captured.err
+    assert "OK " not in captured.out  # MON011 no longer calls missing curves finite
+    assert "UNKNOWN MON011" in captured.out
+
+
+def test_unreadable_input_in_json_lists_the_problem(tmp_path, capsys):
+    path = _file(tmp_path / "events.out.tfevents.1", os.urandom(3000))
+    rc = main(["logs", str(path), "--format", "json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert rc == 2 and payload["exit_code"] == 2
+    assert any("not a TensorBoard event file" in p for p in payload["problems"])
+    assert {v["code"]: v["status"] for v in payload["runs"][0]["verdicts"]}["MON011"] == "unknown"
+
+
+@pytest.mark.parametrize("kind", ["char device", "named pipe"], ids=str)
+def test_special_files_are_named_as_such(kind, tmp_path, capsys):
+    if kind == "char device":
+        path = "/dev/zero"
+    else:
+        path = str(tmp_path / "events.out.tfevents.pipe")
+        os.mkfifo(path)
+    rc = main(["logs", path])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "not a regular file or directory" in err and "no such file" not in err
+
+
+def test_dangling_link_is_named_as_such(tmp_path, capsys):
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    assert main(["logs", str(tmp_path / "link")]) == 2
+    assert "symbolic link whose target does not exist" in capsys.readouterr().err
+
+
+def test_non_slime_scalars_exit_3_with_a_note(tmp_path, capsys):
+    path = write_raw_event_file(tmp_path / "events.out.tfevents.4",
+                                [file_version_event()] + [scalar_event("my/metric", 1.0, s) for s in range(20)])
+    rc = main(["logs", str(path)])
+    captured = capsys.readouterr()
+    assert rc == 3
+    assert "my/metric" in captured.out and "no check had enough data" in captured.err
+    assert "OK " not in captured.out and "FAIL" not in captured.out
+
+
+def test_help_documents_every_exit_code(capsys):
+    assert main(["logs", "--help"]) == 0
+    out = capsys.readouterr().out
+    for code, words in ((0, "no check failed"), (1, "a check failed"), (2, "could not be read"),
+                        (3, "every verdict is")):
+        assert f"  {code}  " in out and words in " ".join(out.split())
