@@ -26,7 +26,7 @@ def keys_frame(summary: DataSummary) -> pd.DataFrame:
                       ("metadata", settings.metadata_key)):
         if key:
             roles.setdefault(key, role)
-    total = summary.rows or 1
+    total = summary.object_rows or 1
     return pd.DataFrame({
         "key": list(summary.keys),
         "rows": list(summary.keys.values()),

@@ -95,11 +95,16 @@ class DataSummary(BaseModel):
     bytes_read: int = 0
     lines: int = 0
     blank_lines: int = 0
-    rows: int = 0  # lines that parsed as JSON (every parquet row)
+    # Every row is counted once: rows == rows_used + rows_skipped + rows_crash + rows_unchecked
+    # + rows_outside_slice. A row is a non-blank line as slime splits them (a lone carriage return ends a
+    # line too), whatever it holds, or a parquet row.
+    rows: int = 0
     rows_used: int = 0
-    rows_skipped: int = 0
+    rows_skipped: int = 0  # lines slime prints a decode error for and drops
     rows_crash: int = 0
-    rows_unchecked: int = 0
+    rows_unchecked: int = 0  # lines over the size cap
+    rows_outside_slice: int = 0  # rows the `@[start:end]` row slice leaves out (or that slime never reaches)
+    object_rows: int = 0  # rows read as JSON objects: the rows whose keys are counted
     rows_with_warnings: int = 0
     prompt_format: str = "none"  # "text", "chat", "mixed", "none"
     prompt_formats: dict[str, int] = Field(default_factory=dict)
@@ -140,6 +145,10 @@ def finding_for(problem: Problem, line: int | None) -> Finding:
 
 # ---------------------------------------------------------------- row tally (with slime's row slice) ------
 
+USED_WITH_WARNINGS = "used-with-warnings"  # a tally entry: used, with warnings (counted in rows_used too)
+Tallied = Verdict | str
+
+
 class _RowTally:
     """Counts row verdicts, only for the rows slime's `path@[start:end]` slice selects.
 
@@ -148,15 +157,16 @@ class _RowTally:
 
     def __init__(self, row_slice: slice | None) -> None:
         self.slice = row_slice
-        self.counts = dict.fromkeys(Verdict, 0)
+        self.counts: dict[Tallied, int] = dict.fromkeys([*Verdict, USED_WITH_WARNINGS], 0)
         self.rows = 0
         start = row_slice.start if row_slice else None
         stop = row_slice.stop if row_slice else None
         self.start, self.stop = start, stop
         self.window_size = max(-(start or 0), -(stop or 0), 0)
-        self.window: deque[Verdict] = deque()
+        self.window: deque[Tallied] = deque()
+        self.outside = 0  # rows the slice leaves out
 
-    def add(self, verdict: Verdict) -> None:
+    def add(self, verdict: Tallied) -> None:
         index = self.rows
         self.rows += 1
         if self.slice is None:
@@ -165,12 +175,16 @@ class _RowTally:
         if not self.window_size:
             if self._selected_early(index):
                 self.counts[verdict] += 1
+            else:
+                self.outside += 1
             return
         self.window.append(verdict)
         if len(self.window) > self.window_size:
             oldest = self.window.popleft()
             if self._selected_early(index - self.window_size):
                 self.counts[oldest] += 1
+            else:
+                self.outside += 1
 
     def _selected_early(self, index: int) -> bool:
         """For a row at least window_size rows from the end (a negative start excludes it; a negative
@@ -184,13 +198,15 @@ class _RowTally:
         """Does slime still read the next line? islice stops after the stop-th row (data.py:72)."""
         return self.stop is None or self.stop < 0 or self.rows < self.stop
 
-    def finish(self) -> dict[Verdict, int]:
+    def finish(self) -> dict[Tallied, int]:
         if self.slice is not None and self.window:
             first = self.rows - len(self.window)
             lo, hi, _ = self.slice.indices(self.rows)
             for offset, verdict in enumerate(self.window):
                 if lo <= first + offset < hi:
                     self.counts[verdict] += 1
+                else:
+                    self.outside += 1
             self.window.clear()
         return self.counts
 
@@ -217,7 +233,9 @@ class _Checker:
                                    max_listed_per_code=max_listed, settings=keys,
                                    launch_flags=keys.launch_flags())
         self.lines_skipped = 0
-        self.rows_parsed = 0
+        self.lines_skipped_unread = 0  # dropped lines after the slice's last row: slime never reads them
+        self.records = 0  # every row, whatever its verdict (see DataSummary)
+        self.object_rows = 0
         self.key_shapes: dict[tuple, int] = {}
         self.key_counts: dict[str, int] = {}
         self.label_types: dict[str, int] = {}
@@ -244,7 +262,7 @@ class _Checker:
     def check_row(self, row: Any, line: int, raw: bytes | None, problems: list[Problem] | None) -> None:
         """Apply every row rule to one parsed row, record its verdict and its numbers."""
         keys = self.keys
-        self.rows_parsed += 1
+        self.records += 1
         if row.__class__ is not dict:
             problem = check_row_is_object(row)
             self.emit(problem, line)
@@ -253,6 +271,7 @@ class _Checker:
             self.tally.add(Verdict.CRASH)
             return
         problems = problems or []
+        self.object_rows += 1
         self._count_keys(row)
         fmt, chars, prompt_problems = check_prompt(row, keys)
         if prompt_problems:
@@ -282,8 +301,8 @@ class _Checker:
         if keys.multimodal_keys:
             problems.extend(check_multimodal(row, keys))
         verdict = Verdict.USED
+        warned = False
         if problems:
-            warned = False
             for p in problems:
                 rule = RULES[CODE_BY_NAME[p.rule]]
                 if rule.verdict is Verdict.CRASH:
@@ -292,9 +311,7 @@ class _Checker:
                     warned = True
                 if p is not _CHAT_WITHOUT_TEMPLATE:
                     self.emit(p, line)
-            if warned and verdict is Verdict.USED:
-                self.summary.rows_with_warnings += 1
-        self.tally.add(verdict)
+        self.tally.add(USED_WITH_WARNINGS if warned and verdict is Verdict.USED else verdict)
         if verdict is Verdict.USED and len(self.summary.samples) < SAMPLE_ROWS:
             self._add_sample(row, line, raw)
 
@@ -525,7 +542,8 @@ class _Checker:
     def _add_fast_rows(self, text_lengths: list[int], chat_lengths: list[int], other_labels: list[type]) -> None:
         """Fold one block's plainly fine rows (counted by the fast path) into the checker's numbers."""
         rows = len(text_lengths) + len(chat_lengths)
-        self.rows_parsed += rows
+        self.records += rows
+        self.object_rows += rows
         if self.row_slice is None:
             self.tally.counts[Verdict.USED] += rows
             self.tally.rows += rows
@@ -556,6 +574,7 @@ class _Checker:
         self.summary.samples.append(SampleRow(line=line, text=text))
 
     def finish_long_line(self, long_line: _LongLine, *, terminated: bool) -> None:
+        self.records += 1
         self.tally.add(Verdict.UNCHECKED)
         size_mb = long_line.size / (1024 * 1024)
         cap_mb = self.max_line_bytes / (1024 * 1024)
@@ -590,6 +609,7 @@ class _Checker:
             else:
                 detail = f"Byte 0x{piece[exc.start]:02x} at column {exc.start + 1} is not valid UTF-8 ({exc.reason})."
             self.emit(Problem("non-utf8", detail, exc.start + 1), lineno)
+            self.records += 1
             self.tally.add(Verdict.CRASH)
             return
         stripped = text.strip()
@@ -606,10 +626,12 @@ class _Checker:
             return
         except RecursionError:
             self.emit(Problem("too-deep", "Python's json hit its recursion limit on this line."), lineno)
+            self.records += 1
             self.tally.add(Verdict.CRASH)
             return
         except ValueError as exc:
             self.emit(Problem("int-too-long", f"Python's json refuses this line: {exc}."), lineno)
+            self.records += 1
             self.tally.add(Verdict.CRASH)
             return
         problems = [Problem("duplicate-key", f"Key {name!r} appears more than once in one object; the last "
@@ -626,8 +648,11 @@ class _Checker:
 
     def _skipped(self, exc: json.JSONDecodeError, stripped: str, text: str, lineno: int,
                  terminated: bool) -> None:
+        self.records += 1
         if self.tally.line_is_read():
             self.lines_skipped += 1
+        else:
+            self.lines_skipped_unread += 1
         where = f"column {exc.colno}" if exc.lineno == 1 else f"position {exc.pos}"
         if text.startswith("\ufeff"):
             where = "The file starts" if lineno == 1 else "This line starts (files joined together?)"
@@ -672,11 +697,14 @@ class _Checker:
     def finish(self, started: float) -> DataReport:
         summary = self.summary
         counts = self.tally.finish()
-        summary.rows = self.rows_parsed
-        summary.rows_used = counts[Verdict.USED]
+        summary.rows = self.records
+        summary.rows_used = counts[Verdict.USED] + counts[USED_WITH_WARNINGS]
+        summary.rows_with_warnings = counts[USED_WITH_WARNINGS]
         summary.rows_crash = counts[Verdict.CRASH]
         summary.rows_unchecked = counts[Verdict.UNCHECKED]
         summary.rows_skipped = self.lines_skipped
+        summary.rows_outside_slice = self.tally.outside + self.lines_skipped_unread
+        summary.object_rows = self.object_rows
         for shape, count in self.key_shapes.items():
             self._add_keys(shape, count)
         summary.keys = dict(sorted(self.key_counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -697,7 +725,7 @@ class _Checker:
         if summary.crlf_lines:
             self.emit(Problem("crlf", f"{summary.crlf_lines} line(s) end in CRLF (first at line "
                                       f"{self.first_crlf_line}); slime reads them correctly."), self.first_crlf_line)
-        for problem, flag in check_key_names(summary.keys, self.tally.rows, self.keys):
+        for problem, flag in check_key_names(summary.keys, self.object_rows, self.keys):
             self.emit(problem, None)
             if flag and flag not in summary.flags_to_add:
                 summary.flags_to_add.append(flag)
@@ -712,7 +740,8 @@ class _Checker:
             summary.row_slice = shown
             self.emit(Problem("row-slice", f"slime reads only rows {shown} of the {self.tally.rows} rows: "
                                            f"{summary.rows_used + summary.rows_crash + summary.rows_unchecked} "
-                                           "row(s) counted in the summary."), None)
+                                           f"row(s) counted in the summary, {summary.rows_outside_slice} "
+                                           "left out."), None)
         summary.findings_by_code = dict(sorted(self.code_counts.items()))
         summary.omitted_by_code = {c: n - self.max_listed for c, n in sorted(self.code_counts.items())
                                    if n > self.max_listed}
@@ -874,7 +903,7 @@ def render_report_text(report: DataReport) -> str:
     """Plain-text reporter for the CLI: summary lines, then the findings, then what was left out."""
     s = report.summary
     lines = [
-        f"{s.name}: {s.file_format}, {s.lines} line(s), {s.rows} row(s) parsed",
+        f"{s.name}: {s.file_format}, {s.lines} line(s), {s.rows} row(s)",
         f"  slime would use {s.rows_used}, skip {s.rows_skipped} line(s), crash on {s.rows_crash} row(s)"
         + (f", {s.rows_unchecked} not checked (over {s.max_line_bytes // (1024 * 1024)} MiB)"
            if s.rows_unchecked else ""),

@@ -325,7 +325,8 @@ def test_mixed_problems_fixture_gets_one_finding_per_bad_line():
         16: {"DATA011"},
     }
     s = report.summary
-    assert (s.lines, s.blank_lines, s.rows, s.rows_used, s.rows_skipped, s.rows_crash) == (16, 1, 14, 6, 1, 8)
+    assert (s.lines, s.blank_lines, s.rows, s.rows_used, s.rows_skipped, s.rows_crash) == (16, 1, 15, 6, 1, 8)
+    assert s.object_rows == 13  # line 3 is not JSON, line 4 is a list
     assert s.prompt_format == "mixed" and s.flags_to_add == ["--apply-chat-template"]
     assert all(f.card == "data-formats" and f.source for f in report.findings)
 
@@ -408,11 +409,89 @@ def test_row_and_drop_counts_match_a_reader_written_like_slimes(tmp_path, extra)
     report = check_path(path, DataKeys(input_key="a"))
     s = report.summary
     if exception is None:
-        assert (s.rows, s.rows_skipped) == (rows, dropped)
+        assert (s.rows, s.rows_skipped) == (rows + dropped, dropped)
     else:
         assert s.would_fail and s.rows_crash >= 1
         assert {"UnicodeDecodeError": "DATA016", "ValueError": "DATA026",
                 "RecursionError": "DATA027"}[exception] in s.findings_by_code
+
+
+# ---------------------------------------------------------------- every row counted once --------------------
+
+WEIRD = (b'{"prompt":"fine","label":"1"}\n{"prompt":5,"label":"1"}\n\xff\xfe bad\r{"prompt":"cr","label":"1"}\r'
+         b'[1,2]\r{"x":1}\n')
+HOSTILE_FILES = {
+    "weird": WEIRD,
+    "random-bytes": bytes((i * 131 + 7) % 255 + 1 for i in range(5000)),  # no NUL, so no magic shortcut
+    "cr-only": b'{"prompt":"a","label":"1"}\r' * 5 + b"{broken\r\r[3]\r",
+    "crlf-and-lone-cr": b'{"prompt":"a","label":"1"}\r\n{"prompt":"b",\r"label":"1"}\r\n\r\n',
+    "not-utf8-everywhere": b'{"prompt":"caf\xe9","label":"1"}\n' * 4 + b'{"prompt":"ok","label":"1"}\n',
+    "cut-mid-char": b'{"prompt":"a","label":"1"}\n{"prompt":"\xe4\xb8',
+    "numbers-and-depth": (b'{"prompt":"a","label":"1","n":' + b"9" * 5000 + b"}\n"
+                          + b"[" * 3000 + b"]" * 3000 + b"\n" + b'{"prompt":"a","label":NaN}\n'),
+    "not-objects": b'[1]\n"s"\n3\nnull\ntrue\n{"prompt":"a","label":"1"}\n',
+    "bom-and-blank": b'\xef\xbb\xbf{"prompt":"a","label":"1"}\n \t \n\n\xef\xbb\xbf{"prompt":"b","label":"1"}\n',
+    "json-array": b'[\n  {"prompt": "a", "label": "1"},\n  {"prompt": "b", "label": "2"}\n]\n',
+    "long-line": b'{"prompt":"a","label":"1"}\n{"prompt":"' + b"z" * 5000 + b'","label":"1"}\n{"p":1}',
+    "chat-no-template": b'{"prompt":[{"role":"user","content":"q"}],"label":"1"}\n' * 3,
+    "only-blank": b"\n \n\r\n",
+    "nul-bytes": b'{"prompt":"a"}\n\x00\x00\n',
+}
+
+
+def lines_as_slime_splits_them(data: bytes) -> int:
+    """Non-blank lines of a file read in text mode (universal newlines), whatever the bytes are."""
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape")
+    return sum(1 for line in text if line.strip())
+
+
+def assert_every_row_counted_once(report: dc.DataReport, data: bytes | None) -> None:
+    s = report.summary
+    verdicts = s.rows_used + s.rows_skipped + s.rows_crash + s.rows_unchecked + s.rows_outside_slice
+    assert verdicts == s.rows, s
+    assert 0 <= s.object_rows <= s.rows and s.rows_with_warnings <= s.rows_used
+    if data is not None and s.complete and s.file_format == "jsonl":
+        assert s.rows == lines_as_slime_splits_them(data)
+
+
+@pytest.mark.parametrize("keys", [PROMPT_LABEL, CHAT, DataKeys()], ids=str)
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.iterdir() if p.name != "README.md"), ids=str)
+def test_every_fixture_row_is_counted_exactly_once(name, keys):
+    data = (FIXTURES / name).read_bytes()
+    assert_every_row_counted_once(check_path(FIXTURES / name, keys), data)
+
+
+@pytest.mark.parametrize("max_line_bytes", [dc.MAX_LINE_BYTES, 1024], ids=str)
+@pytest.mark.parametrize("row_slice", ["", "@[1:3]", "@[-2:]", "@[:-1]", "@[5:2]", "@[0:1]"], ids=str)
+@pytest.mark.parametrize("name", sorted(HOSTILE_FILES), ids=str)
+def test_every_row_of_a_hostile_file_is_counted_exactly_once(tmp_path, name, row_slice, max_line_bytes):
+    data = HOSTILE_FILES[name]
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(data)
+    report = check_path(f"{path}{row_slice}", PROMPT_LABEL, max_line_bytes=max_line_bytes)
+    assert_every_row_counted_once(report, data if max_line_bytes > len(data) else None)
+
+
+def test_the_weird_file_counts_each_of_its_six_rows_once():
+    s = check_bytes(WEIRD, "weird.jsonl", PROMPT_LABEL).summary
+    assert (s.lines, s.rows, s.rows_used, s.rows_skipped, s.rows_crash) == (3, 6, 2, 0, 4)
+    assert s.object_rows == 4
+
+
+def test_the_keys_table_shares_are_of_the_rows_read_as_objects():
+    from core.data_charts import keys_frame
+
+    summary = check_path(FIXTURES / "mixed_problems.jsonl", PROMPT_LABEL).summary
+    frame = keys_frame(summary).set_index("key")
+    assert (summary.object_rows, frame.loc["prompt", "rows"], frame.loc["prompt", "share"]) == (13, 12, "92%")
+
+
+def test_a_parquet_file_counts_each_row_once(tmp_path):
+    path = tmp_path / "d.parquet"
+    write_parquet(path, {"prompt": ["a", "", None, "b"], "label": ["1", None, "3", "4"]})
+    report = check_path(f"{path}@[1:]", PROMPT_LABEL)
+    assert_every_row_counted_once(report, None)
+    assert (report.summary.rows, report.summary.rows_outside_slice) == (4, 1)
 
 
 # ---------------------------------------------------------------- fast route == validators -------------------
@@ -541,6 +620,7 @@ def test_row_tally_counts_exactly_the_rows_python_slicing_selects(bounds, rows):
     counts = tally.finish()
     for verdict in dc.Verdict:
         assert counts[verdict] == verdicts[row_slice].count(verdict)
+    assert tally.outside == rows - len(verdicts[row_slice])
 
 
 def test_a_row_slice_in_the_path_limits_what_counts(tmp_path):
