@@ -117,3 +117,65 @@ def test_zip_of_a_project_unpacks_to_runs(tmp_path):
     assert [r.name for r in runs] == ["a", "b"]
     assert read_run(runs[0]).series["train/loss"].values.tolist() == [1.0]
     assert not (tmp_path / "escape.tfevents").exists()
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    import tempfile
+
+    d = tmp_path / "tmp"
+    d.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
+    return d
+
+
+def test_upload_workdir_is_removed_explicitly_or_when_dropped(private_tmp):
+    import gc
+
+    kept = archive.UploadWorkdir()
+    (kept.path / "events.out.tfevents.1").write_bytes(b"x")
+    assert kept.path.parent == private_tmp and kept.exists
+    kept.remove()
+    assert not kept.path.exists()
+    kept.remove()  # twice is harmless
+    dropped = archive.UploadWorkdir()
+    path = dropped.path
+    del dropped
+    gc.collect()
+    assert not path.exists()
+
+
+def test_remove_workdir_touches_only_our_directories(private_tmp, tmp_path):
+    foreign = private_tmp / "someone-else"
+    foreign.mkdir()
+    elsewhere = tmp_path / "slime-monitor-not-in-tmp"
+    elsewhere.mkdir()
+    archive.remove_workdir(foreign)
+    archive.remove_workdir(elsewhere)
+    assert foreign.exists() and elsewhere.exists()
+
+
+def test_stale_sweep_removes_only_old_workdirs(private_tmp):
+    import os
+    import time
+
+    old = archive.new_workdir()
+    (old / "f").write_bytes(b"x")
+    fresh = archive.new_workdir()
+    other = private_tmp / "other-old"
+    other.mkdir()
+    long_ago = time.time() - archive.STALE_WORKDIR_SECONDS - 60
+    os.utime(old, (long_ago, long_ago))
+    os.utime(other, (long_ago, long_ago))
+    assert archive.sweep_stale_workdirs() == 1
+    assert not old.exists() and fresh.exists() and other.exists()
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    ([("e.tfevents", b"abcd")], [("e.tfevents", b"abce")], False),  # same name and size, other bytes
+    ([("e.tfevents", b"abcd")], [("f.tfevents", b"abcd")], False),
+    ([("ab", b"c")], [("a", b"bc")], False),  # name/content boundary is part of the hash
+    ([("e.tfevents", b"abcd")], [("e.tfevents", b"abcd")], True),
+], ids=str)
+def test_content_digest(a, b, same):
+    assert (archive.content_digest(a) == archive.content_digest(b)) is same

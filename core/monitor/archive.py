@@ -3,14 +3,22 @@
 A zip member is refused when its name is absolute, climbs out with '..', is a link or a device, or when the
 archive is a bomb (too many members, too much uncompressed data, or a compression ratio no event file
 has). Nothing is ever written outside the temporary directory, and what was refused is reported.
+
+Each upload gets its own `UploadWorkdir`; the page removes it as soon as the upload is replaced or cleared,
+its finalizer removes it when the browser session is dropped (or the server exits), and directories left
+behind by a server that was killed are swept once they are a day old.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 import stat
 import tempfile
+import time
+import weakref
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -44,8 +52,78 @@ def safe_name(name: str) -> str:
     return cleaned[:200]
 
 
+WORKDIR_PREFIX = "slime-monitor-"
+STALE_WORKDIR_SECONDS = 24 * 3600
+
+
 def new_workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="slime-monitor-"))
+    return Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
+
+
+def _is_our_workdir(path: Path) -> bool:
+    """Only directories this module made (directly in the temporary directory, with our prefix) are removed."""
+    return (path.name.startswith(WORKDIR_PREFIX) and path.parent.resolve() == Path(tempfile.gettempdir()).resolve()
+            and path.is_dir() and not path.is_symlink())
+
+
+def remove_workdir(path: str | Path) -> None:
+    p = Path(path)
+    if _is_our_workdir(p):
+        shutil.rmtree(p, ignore_errors=True)
+
+
+class UploadWorkdir:
+    """A private temporary directory for one upload; removed by `remove()`, or when garbage-collected."""
+
+    def __init__(self) -> None:
+        self.path = new_workdir()
+        self._finalizer = weakref.finalize(self, remove_workdir, str(self.path))
+
+    def remove(self) -> None:
+        self._finalizer()
+
+    def touch(self) -> None:
+        """Mark the directory as in use, so that the stale sweep leaves it alone."""
+        try:
+            os.utime(self.path)
+        except OSError:
+            pass
+
+    @property
+    def exists(self) -> bool:
+        return self.path.is_dir()
+
+
+def sweep_stale_workdirs(max_age_s: float = STALE_WORKDIR_SECONDS, now: float | None = None) -> int:
+    """Remove our workdirs (owned by this user) untouched for longer than max_age_s; returns how many."""
+    now = time.time() if now is None else now
+    root = Path(tempfile.gettempdir())
+    removed = 0
+    try:
+        entries = list(root.glob(WORKDIR_PREFIX + "*"))
+    except OSError:
+        return 0
+    for p in entries:
+        try:
+            info = p.lstat()
+        except OSError:
+            continue
+        if (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and now - info.st_mtime > max_age_s
+                and _is_our_workdir(p)):
+            shutil.rmtree(p, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def content_digest(files: list[tuple[str, bytes]]) -> str:
+    """One hash of the names and bytes of a set of uploads (same name and size but other bytes differ)."""
+    h = hashlib.sha256()
+    for name, data in files:
+        encoded = name.encode("utf-8", "surrogatepass")
+        h.update(len(encoded).to_bytes(8, "little") + encoded)
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
 
 
 def save_uploads(uploads: list[tuple[str, bytes]], workdir: Path, run_name: str = "uploaded") -> Unpacked:
