@@ -136,7 +136,7 @@ progress = st.progress(0.0, text="Reading event files")
 cache = get_store().bulk_cache
 for i, src in enumerate(sources):
     def on_progress(frac: float, name: str, i=i) -> None:
-        progress.progress(min(1.0, (i + frac) / len(sources)), text=f"Reading {name}")
+        progress.progress(min(1.0, (i + frac) / len(sources)), text=f"Reading {plain(name)}")
 
     try:
         run = read_run(src["path"], name=src["label"], cache=cache, on_progress=on_progress)
@@ -167,7 +167,7 @@ alignments = {run.name: rollout_alignment(run, int(steps_override) or None) for 
 results = [(run, run_verdicts(run)) for run in runs]
 for run, verdicts in results:
     counts = {s: sum(v.status == s for v in verdicts) for s in ("fail", "warn", "ok", "unknown")}
-    label = (f"{run.name}: {counts['fail']} fail, {counts['warn']} warn, {counts['ok']} ok, "
+    label = (f"{plain(run.name)}: {counts['fail']} fail, {counts['warn']} warn, {counts['ok']} ok, "
              f"{counts['unknown']} not enough data")
     with st.expander(label, expanded=len(results) == 1 or counts["fail"] > 0):
         st.caption(plain(f"Rollout index: {alignments[run.name].how}."))

@@ -90,3 +90,70 @@ def test_x_axis_smoothing_and_outliers_controls(app_env, make_app, roots):
     assert spec["layout"]["xaxis"]["title"]["text"].startswith("Rollout index")
     assert len(spec["data"]) == 1  # smoothing 0: the raw line only, no faint copy behind it
     assert "range" in spec["layout"]["yaxis"]
+
+
+HOSTILE = "![x](http://attacker.example/p.png) <b>bold</b>"
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """Uploads land in a temporary directory of this test only, so its contents can be counted."""
+    import tempfile
+
+    d = tmp_path / "tmp"
+    d.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
+    return d
+
+
+def _event_files(tmp_path, scenario: Scenario) -> list[tuple[str, bytes, str]]:
+    files = write_slime_like_run(tmp_path / "made" / str(id(scenario)), scenario)
+    return [(p.name, p.read_bytes(), "application/octet-stream") for p in files]
+
+
+def _shown_text(at) -> list[str]:
+    """Every label or text the page passes through Streamlit's markdown."""
+    texts = [e.label for e in at.expander]
+    for kind in ("markdown", "caption", "info", "warning", "error", "success"):
+        texts += [e.value for e in getattr(at, kind)]
+    return texts
+
+
+def _plot_names(at) -> list[str]:
+    out = []
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        out += [t.get("name", "") for t in spec["data"]] + [spec["layout"]["title"]["text"]]
+    return out
+
+
+def test_hostile_run_name_is_escaped_in_labels_text_and_charts(app_env, make_app, roots, private_tmp, tmp_path):
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_upload_name").input(HOSTILE)
+    at.file_uploader(key="mon_upload_files").set_value(_event_files(tmp_path, Scenario(rollouts=12)))
+    at.run()
+    assert not at.exception
+    texts = _shown_text(at)
+    assert not any("![x](http" in t or "<b>" in t for t in texts)  # no image fetch, no tag
+    assert any(label.startswith("\\!\\[x\\]\\(http") for label in (e.label for e in at.expander))
+    names = _plot_names(at)
+    assert names and not any("<b>" in n for n in names)
+    assert any("![x](http://attacker.example/p.png) \u2039b\u203abold" in n for n in names)
+
+
+def test_hostile_zip_name_is_escaped(app_env, make_app, roots, private_tmp, tmp_path):
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data, _ in _event_files(tmp_path, Scenario(rollouts=12)):
+            zf.writestr(f"run/{name}", data)
+    at = _open(make_app, app_env)
+    # a file name has no '/', so the hostile part is a relative image address
+    at.file_uploader(key="mon_upload_zip").set_value(("![z](q.png).zip", buf.getvalue(), "application/zip"))
+    at.run()
+    assert not at.exception
+    texts = _shown_text(at)
+    assert not any("![z](" in t for t in texts)
+    assert any(label.startswith("\\!\\[z\\]\\(q\\.png\\): 0 fail") for label in (e.label for e in at.expander))
