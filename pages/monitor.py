@@ -37,6 +37,10 @@ from ui.common import (
 ensure_app_frame()
 
 MAX_CHARTS = 40
+MISSING_NO_SCALARS = ("no scalar value could be read (not an event file, empty, or damaged); load slime's "
+                      "event files")
+MISSING_NOTHING_JUDGED = ("no check had enough data (no slime metrics yet, or too few points); load more of "
+                          "the run")
 STATUS_UI = {"ok": (st.success, ":material/check_circle:"), "warn": (st.warning, ":material/warning:"),
              "fail": (st.error, ":material/error:"), "unknown": (st.info, ":material/help:")}
 
@@ -165,6 +169,10 @@ steps_override = st.number_input("Optimizer steps per rollout (0 = work it out f
                                  max_value=100_000, value=0, step=1, key="mon_steps_per_rollout")
 alignments = {run.name: rollout_alignment(run, int(steps_override) or None) for run in runs}
 results = [(run, run_verdicts(run)) for run in runs]
+for run in runs:
+    if not run.scalar_count():
+        st.warning(f"{plain(run.name)}: {MISSING_NO_SCALARS}, so its checklist has nothing to judge.",
+                   icon=":material/block:")
 for run, verdicts in results:
     counts = {s: sum(v.status == s for v in verdicts) for s in ("fail", "warn", "ok", "unknown")}
     label = (f"{plain(run.name)}: {counts['fail']} fail, {counts['warn']} warn, {counts['ok']} ok, "
@@ -228,9 +236,13 @@ st.download_button("Download what is shown (CSV)", table.to_csv(index=False).enc
                    mime="text/csv", key="mon_csv", disabled=table.empty)
 
 text = checklist_text(results)
-status = "done" if any(v.status != "unknown" for _, vs in results for v in vs) else "started"
-done = [f"{r.name}: checklist read ({sum(v.status == 'ok' for v in vs)} ok)" for r, vs in results]
-todo = [f"{r.name}: {v.code} {v.title} ({v.status})" for r, vs in results for v in vs if v.status in ("warn", "fail")]
+judged = [(r, vs) for r, vs in results if r.scalar_count() and any(v.status != "unknown" for v in vs)]
+status = "done" if judged else "started"
+done = [f"{r.name}: checklist read ({sum(v.status == 'ok' for v in vs)} ok)" for r, vs in judged]
+todo = [f"{r.name}: {v.code} {v.title} ({v.status})" for r, vs in judged for v in vs if v.status in ("warn", "fail")]
+judged_names = {r.name for r, _ in judged}  # names were made unique above
+todo += [f"{r.name}: {MISSING_NO_SCALARS if not r.scalar_count() else MISSING_NOTHING_JUDGED}"
+         for r, _ in results if r.name not in judged_names]
 record_key = (status, text)
 if st.session_state.get("mon_recorded") != record_key:
     save_record(profile, "monitor", status, done=done, todo=todo,

@@ -157,3 +157,35 @@ def test_hostile_zip_name_is_escaped(app_env, make_app, roots, private_tmp, tmp_
     texts = _shown_text(at)
     assert not any("![z](" in t for t in texts)
     assert any(label.startswith("\\!\\[z\\]\\(q\\.png\\): 0 fail") for label in (e.label for e in at.expander))
+
+
+def test_random_bytes_upload_is_not_recorded_as_done(app_env, make_app, roots, private_tmp):
+    import os
+
+    at = _open(make_app, app_env)
+    at.file_uploader(key="mon_upload_files").set_value(("events.out.tfevents.1", os.urandom(3000),
+                                                        "application/octet-stream"))
+    at.run()
+    assert not at.exception
+    assert any("no scalar value could be read" in w.value for w in at.warning)
+    mon011 = [m.value for m in at.markdown if "MON011" in m.value]
+    assert mon011 and "help" in mon011[0] and "has any point" in mon011[0]  # unknown, not "finite"
+    record = Store(app_env).get_record("default", "monitor")
+    assert record.status == "started"
+    assert record.done_items == []
+    assert any("no scalar value could be read" in item for item in record.todo_items)
+    assert "[UNKNOWN] MON011" in record.output
+
+
+def test_non_slime_scalars_are_started_with_what_is_missing(app_env, make_app, roots, private_tmp):
+    from core.monitor.synthetic import file_version_event, frame_record, scalar_event
+
+    data = b"".join(frame_record(x) for x in [file_version_event()] + [scalar_event("my/metric", 1.0, s)
+                                                                        for s in range(20)])
+    at = _open(make_app, app_env)
+    at.file_uploader(key="mon_upload_files").set_value(("events.out.tfevents.9", data, "application/octet-stream"))
+    at.run()
+    assert not at.exception
+    record = Store(app_env).get_record("default", "monitor")
+    assert record.status == "started"
+    assert any("no check had enough data" in item for item in record.todo_items)
