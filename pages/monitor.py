@@ -1,13 +1,13 @@
 """Monitor training: load slime TensorBoard runs, plot them as TensorBoard does, and answer "is it working?"."""
 
-import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
 
 from core.knowledge import get_card
-from core.monitor.archive import new_workdir, save_uploads, unpack_zip
+from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sweep_stale_workdirs, unpack_zip
 from core.monitor.plots import scalar_figure
 from core.monitor.report import checklist_text, read_findings
 from core.monitor.runs import discover_runs, read_run, run_label
@@ -54,7 +54,7 @@ st.write("Load the TensorBoard logs of one or more slime runs to see their curve
 if "mon_sources" not in st.session_state:
     st.session_state["mon_sources"] = []  # [{"label", "path"}]
 if "mon_uploads" not in st.session_state:
-    st.session_state["mon_uploads"] = {}  # upload signature -> list of run dirs
+    st.session_state["mon_uploads"] = {}  # "files" | "zip" -> the current upload of that box (one each)
 
 with st.expander("Turn TensorBoard logging on in slime", expanded=False):
     c1, c2 = st.columns(2)
@@ -95,32 +95,64 @@ with tab_dir:
                 if entry not in st.session_state["mon_sources"]:
                     st.session_state["mon_sources"].append(entry)
 
-notices = []
-if uploads:
-    sig = hashlib.sha256(b"".join(f"{u.name}:{u.size}".encode() for u in uploads)).hexdigest()[:16]
-    if sig not in st.session_state["mon_uploads"]:
-        unpacked = save_uploads([(u.name, u.getvalue()) for u in uploads], new_workdir(), upload_name or "uploaded")
-        st.session_state["mon_uploads"][sig] = {"dirs": [unpacked.directory], "label": upload_name or "uploaded",
-                                                "notices": [n.model_dump() for n in unpacked.notices]}
-if zipped is not None:
-    sig = "zip:" + hashlib.sha256(f"{zipped.name}:{zipped.size}".encode()).hexdigest()[:16]
-    if sig not in st.session_state["mon_uploads"]:
-        workdir = new_workdir()
-        zpath = workdir / "upload.zip"
-        zpath.write_bytes(zipped.getvalue())
-        unpacked = unpack_zip(zpath, workdir)
-        zpath.unlink(missing_ok=True)
-        root = Path(unpacked.directory)
-        st.session_state["mon_uploads"][sig] = {"dirs": [str(d) for d in discover_runs(root)], "root": str(root),
-                                                "label": Path(zipped.name).stem,
-                                                "notices": [n.model_dump() for n in unpacked.notices]}
 
+
+def upload_digest(slot: str, files: list) -> str | None:
+    """Content hash of what an upload box holds now; hashed once per upload (Streamlit's file ids)."""
+    if not files:
+        return None
+    ids = tuple(f.file_id for f in files)
+    cached = st.session_state.setdefault("mon_upload_digests", {}).get(slot)
+    if cached and cached[0] == ids:
+        return cached[1]
+    digest = content_digest([(f.name, f.getvalue()) for f in files])
+    st.session_state["mon_upload_digests"][slot] = (ids, digest)
+    return digest
+
+
+def keep_current_upload(slot: str, digest: str | None, unpack: Callable[[UploadWorkdir], dict]) -> None:
+    """One upload per box: when the box's content changes or is cleared, the old directory is deleted."""
+    held = st.session_state["mon_uploads"]
+    entry = held.get(slot)
+    if entry is not None and entry["digest"] == digest and entry["workdir"].exists:
+        entry["workdir"].touch()
+        return
+    if entry is not None:
+        entry["workdir"].remove()
+        del held[slot]
+    if digest is None:
+        return
+    sweep_stale_workdirs()
+    workdir = UploadWorkdir()
+    held[slot] = {"digest": digest, "workdir": workdir, **unpack(workdir)}
+
+
+def unpack_event_files(workdir: UploadWorkdir) -> dict:
+    unpacked = save_uploads([(u.name, u.getvalue()) for u in uploads], workdir.path, "uploaded")
+    return {"dirs": [unpacked.directory], "notices": [n.model_dump() for n in unpacked.notices]}
+
+
+def unpack_zipped(workdir: UploadWorkdir) -> dict:
+    zpath = workdir.path / "upload.zip"
+    zpath.write_bytes(zipped.getvalue())
+    unpacked = unpack_zip(zpath, workdir.path)
+    zpath.unlink(missing_ok=True)
+    root = Path(unpacked.directory)
+    return {"dirs": [str(d) for d in discover_runs(root)], "root": str(root), "label": Path(zipped.name).stem,
+            "notices": [n.model_dump() for n in unpacked.notices]}
+
+
+keep_current_upload("files", upload_digest("files", uploads or []), unpack_event_files)
+keep_current_upload("zip", upload_digest("zip", [zipped] if zipped is not None else []), unpack_zipped)
+
+notices = []
 sources = list(st.session_state["mon_sources"])
-for entry in st.session_state["mon_uploads"].values():
+for slot, entry in st.session_state["mon_uploads"].items():
     notices.extend(entry["notices"])
+    base_label = (upload_name.strip() or "uploaded") if slot == "files" else entry["label"]
     for d in entry["dirs"]:
-        label = entry["label"] if len(entry["dirs"]) == 1 or "root" not in entry else (
-            f"{entry['label']}/{run_label(Path(entry['root']), Path(d))}")
+        label = base_label if len(entry["dirs"]) == 1 or "root" not in entry else (
+            f"{base_label}/{run_label(Path(entry['root']), Path(d))}")
         sources.append({"label": label, "path": d})
     if "root" in entry and not entry["dirs"]:
         notices.append({"level": "error", "message": f"{entry['label']}.zip holds no event files."})

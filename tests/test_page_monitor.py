@@ -189,3 +189,35 @@ def test_non_slime_scalars_are_started_with_what_is_missing(app_env, make_app, r
     record = Store(app_env).get_record("default", "monitor")
     assert record.status == "started"
     assert any("no check had enough data" in item for item in record.todo_items)
+
+
+def _reward_file(values) -> bytes:
+    from core.monitor.synthetic import file_version_event, frame_record, scalar_event
+
+    return b"".join(frame_record(x) for x in [file_version_event()] + [scalar_event("rollout/raw_reward", v, s)
+                                                                        for s, v in enumerate(values)])
+
+
+def test_replaced_upload_deletes_its_directory_and_same_name_size_is_reread(app_env, make_app, roots, private_tmp):
+    rising = _reward_file([0.1 + 0.02 * i for i in range(20)])
+    falling = _reward_file([0.9 - 0.02 * i for i in range(20)])
+    assert len(rising) == len(falling) and rising != falling
+    at = _open(make_app, app_env)
+    at.file_uploader(key="mon_upload_files").set_value(("events.out.tfevents.1", rising, "application/octet-stream"))
+    at.run()
+    first = sorted(private_tmp.glob("slime-monitor-*"))
+    assert len(first) == 1
+    assert any(e.label.startswith("uploaded\\-run: 0 fail") for e in at.expander)
+    at.file_uploader(key="mon_upload_files").set_value(("events.out.tfevents.1", falling, "application/octet-stream"))
+    at.run()
+    assert not at.exception
+    now = sorted(private_tmp.glob("slime-monitor-*"))
+    assert len(now) == 1 and now != first  # the old upload's directory is gone
+    assert any(e.label.startswith("uploaded\\-run: 1 fail") for e in at.expander)  # the new bytes were read
+    at.run()
+    assert sorted(private_tmp.glob("slime-monitor-*")) == now  # a rerun does not unpack again
+    at.file_uploader(key="mon_upload_files").set_value(None)
+    at.run()
+    assert not at.exception
+    assert list(private_tmp.glob("slime-monitor-*")) == []
+    assert any("Upload event files" in i.value for i in at.info)
