@@ -123,6 +123,11 @@ class DataSummary(BaseModel):
     row_slice: str | None = None
     max_line_bytes: int = MAX_LINE_BYTES
     complete: bool = True
+    # Set when slime would stop at start-up whatever the rows hold (a name it refuses, a binary or non-UTF-8
+    # file, no row at all): the message of the file-level finding that says why. The row counts then say
+    # what each row would meet once that is fixed.
+    stops_at_start: str | None = None
+    stops_at_line: int | None = None  # the line slime stops at, when it is one line's fault
     would_fail: bool = False
     seconds: float = 0.0
 
@@ -248,7 +253,6 @@ class _Checker:
         self.chat_without_template = 0
         self.chat_without_template_line: int | None = None
         self.first_crlf_line: int | None = None
-        self.fatal = False  # a file-level problem that stops slime whatever the rows hold
 
     # -- findings -----------------------------------------------------------------------------------
     def emit(self, problem: Problem, line: int | None) -> None:
@@ -257,6 +261,13 @@ class _Checker:
         self.code_counts[code] = count
         if count <= self.max_listed:
             self.findings.append(finding_for(problem, line))
+
+    def stop_at_start(self, problem: Problem, line: int | None, *, whole_file: bool = False) -> None:
+        """Report a problem that stops slime at start-up whatever the rows hold; the first is the headline."""
+        self.emit(problem, line)
+        if self.summary.stops_at_start is None:
+            self.summary.stops_at_start = problem.detail
+            self.summary.stops_at_line = None if whole_file else line
 
     # -- rows -----------------------------------------------------------------------------------------
     def check_row(self, row: Any, line: int, raw: bytes | None, problems: list[Problem] | None) -> None:
@@ -581,9 +592,8 @@ class _Checker:
         self.emit(Problem("line-too-long", f"This line is {size_mb:.1f} MiB, over the {cap_mb:g} MiB this "
                                            "checker parses; it was not checked."), long_line.lineno)
         if long_line.bad_utf8 is not None:
-            self.fatal = True
-            self.emit(Problem("non-utf8", f"Bytes that are not UTF-8 at byte {long_line.bad_utf8 + 1} of "
-                                          "this line."), long_line.lineno)
+            self.stop_at_start(Problem("non-utf8", f"Bytes that are not UTF-8 at byte {long_line.bad_utf8 + 1} "
+                                                   "of this line."), long_line.lineno)
 
     def slow_line(self, line: bytes, lineno: int, terminated: bool) -> None:
         """Parse one line exactly as slime does (decode, strip, json.loads) and say what slime does with it."""
@@ -603,12 +613,11 @@ class _Checker:
         try:
             text = piece.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self.fatal = True
             if not terminated and exc.end == len(piece) and exc.reason == "unexpected end of data":
                 detail = "The file stops in the middle of a UTF-8 character (a cut-short copy?)."
             else:
                 detail = f"Byte 0x{piece[exc.start]:02x} at column {exc.start + 1} is not valid UTF-8 ({exc.reason})."
-            self.emit(Problem("non-utf8", detail, exc.start + 1), lineno)
+            self.stop_at_start(Problem("non-utf8", detail, exc.start + 1), lineno)
             self.records += 1
             self.tally.add(Verdict.CRASH)
             return
@@ -690,8 +699,7 @@ class _Checker:
                     self.progress(min(rowno / total, 1.0) if total else 1.0, f"{rowno} of {total} rows")
             self.summary.lines = rowno
         except (OSError, ValueError, TypeError) as exc:  # pyarrow's errors derive from these
-            self.fatal = True
-            self.emit(Problem("parquet-unreadable", f"pyarrow cannot read it: {exc}"), None)
+            self.stop_at_start(Problem("parquet-unreadable", f"pyarrow cannot read it: {exc}"), None)
 
     # -- summary ----------------------------------------------------------------------------------------
     def finish(self, started: float) -> DataReport:
@@ -733,7 +741,10 @@ class _Checker:
             self.emit(problem, None)
         if summary.complete:
             count_problem = check_row_count(summary.rows_used, summary.rows_crash)
-            if count_problem and not (count_problem.rule == "no-rows" and (self.fatal or summary.lines == 0)):
+            if count_problem and count_problem.rule == "no-rows":
+                if summary.stops_at_start is None and summary.lines:  # else an earlier stop says it
+                    self.stop_at_start(count_problem, None)
+            elif count_problem:
                 self.emit(count_problem, None)
         if self.row_slice is not None:
             shown = f"[{_bound(self.row_slice.start)}:{_bound(self.row_slice.stop)}]"
@@ -745,7 +756,7 @@ class _Checker:
         summary.findings_by_code = dict(sorted(self.code_counts.items()))
         summary.omitted_by_code = {c: n - self.max_listed for c, n in sorted(self.code_counts.items())
                                    if n > self.max_listed}
-        summary.would_fail = bool(summary.rows_skipped or summary.rows_crash or self.fatal
+        summary.would_fail = bool(summary.rows_skipped or summary.rows_crash or summary.stops_at_start
                                   or any(f.severity is Severity.ERROR and RULES[f.code].verdict in
                                          (Verdict.CRASH, Verdict.SKIPPED) and f.line is None
                                          for f in self.findings))
@@ -828,23 +839,22 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
     checker.summary.bytes_total = size
     ext_problem = check_extension(name)
     if ext_problem:
-        checker.fatal = True
-        checker.emit(ext_problem, None)
+        checker.stop_at_start(ext_problem, None)
     head = _peek(stream)
     if size == 0 or (size is None and not head):
-        checker.fatal = True
-        checker.emit(Problem("empty-file", "The file is empty (0 bytes)."), None)
+        checker.stop_at_start(Problem("empty-file", "The file is empty (0 bytes)."), None)
         return checker.finish(started)
-    if name.endswith(".parquet") or head.startswith(b"PAR1"):
-        if not name.endswith(".parquet"):
-            checker.emit(Problem("binary", "This is a parquet file under another name; it was checked as "
-                                           "parquet. Rename it to .parquet."), None)
+    is_parquet_name = split_row_slice(name)[0].endswith(".parquet")
+    if is_parquet_name or head.startswith(b"PAR1"):
+        if not is_parquet_name and not ext_problem:
+            checker.stop_at_start(Problem("binary", "This is a parquet file under another name: slime would read "
+                                                    "it as UTF-8 text and stop. Its rows were checked as parquet; "
+                                                    "rename it to .parquet."), None)
         checker.scan_parquet(stream)
         return checker.finish(started)
     magic_problem = check_magic(head)
     if magic_problem:
-        checker.fatal = True
-        checker.emit(magic_problem, 1)
+        checker.stop_at_start(magic_problem, 1, whole_file=True)
         checker.summary.complete = False
         return checker.finish(started)
     checker.scan_jsonl(stream, size)
@@ -899,16 +909,29 @@ def _peek(stream: IO[bytes]) -> bytes:
         return b""
 
 
+def startup_headline(summary: DataSummary, *, with_name: bool = False) -> str:
+    """'slime would stop at start-up[ on NAME][ at line N]: <why>.' (meaningful when summary.stops_at_start)."""
+    where = (f" on {summary.name}" if with_name else "") + (
+        f" at line {summary.stops_at_line}" if summary.stops_at_line else "")
+    why = (summary.stops_at_start or "").rstrip()
+    return f"slime would stop at start-up{where}: {why}" + ("" if why.endswith((".", "?", "!")) else ".")
+
+
 def render_report_text(report: DataReport) -> str:
     """Plain-text reporter for the CLI: summary lines, then the findings, then what was left out."""
     s = report.summary
-    lines = [
-        f"{s.name}: {s.file_format}, {s.lines} line(s), {s.rows} row(s)",
-        f"  slime would use {s.rows_used}, skip {s.rows_skipped} line(s), crash on {s.rows_crash} row(s)"
-        + (f", {s.rows_unchecked} not checked (over {s.max_line_bytes // (1024 * 1024)} MiB)"
-           if s.rows_unchecked else ""),
-        f"  prompts: {s.prompt_format} {s.prompt_formats}; labels: {s.label_types or 'no --label-key'}",
-    ]
+    counts = (f"use {s.rows_used}, skip {s.rows_skipped} line(s), crash on {s.rows_crash} row(s)"
+              + (f", {s.rows_unchecked} not checked (over {s.max_line_bytes // (1024 * 1024)} MiB)"
+                 if s.rows_unchecked else "")
+              + (f", {s.rows_outside_slice} outside the row slice" if s.rows_outside_slice else ""))
+    lines = [f"{s.name}: {s.file_format}, {s.lines} line(s), {s.rows} row(s)"]
+    if s.stops_at_start:
+        lines.append(f"  {startup_headline(s)}")
+        if s.rows:
+            lines.append(f"  row by row, slime would {counts}")
+    else:
+        lines.append(f"  slime would {counts}")
+    lines.append(f"  prompts: {s.prompt_format} {s.prompt_formats}; labels: {s.label_types or 'no --label-key'}")
     if s.prompt_chars.rows:
         pc = s.prompt_chars
         lines.append(f"  prompt characters: min {pc.min}, mean {pc.mean}, max {pc.max}")
@@ -921,7 +944,8 @@ def render_report_text(report: DataReport) -> str:
     for code, n in s.omitted_by_code.items():
         lines.append(f"... and {n} more {code} finding(s) not listed (cap {s.max_listed_per_code} per code)")
     lines.append("")
-    lines.append("RESULT: " + ("slime would skip or crash on some rows (exit 1)" if s.would_fail
+    lines.append("RESULT: " + ("slime would stop at start-up (exit 1)" if s.stops_at_start
+                               else "slime would skip or crash on some rows (exit 1)" if s.would_fail
                                else "no row slime would skip or crash on" if s.complete
                                else "the check could not finish"))
     return "\n".join(lines)

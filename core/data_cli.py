@@ -1,5 +1,5 @@
-"""`slime-assistant check-data PATH`: the dataset check from the shell (exit 1 when slime would skip or
-crash on any row, 2 when the file cannot be checked)."""
+"""`slime-assistant check-data PATH`: the dataset check from the shell (exit 1 when slime would stop at
+start-up or skip or crash on any row, 2 when the file cannot be checked)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "check-data",
         help="check a .jsonl/.parquet prompt file the way slime's loader reads it",
         description=("Read a prompt-data file as slime's loader would and list every row it would drop or "
-                     "crash on. Nothing is changed. Exit 0: fine; 1: slime would skip or crash on some "
-                     "rows; 2: the file could not be checked."),
+                     "crash on. Nothing is changed. Exit 0: fine; 1: slime would stop at start-up, or skip "
+                     "or crash on some rows; 2: the file could not be checked."),
     )
     parser.add_argument("path", help="the data file; a trailing @[start:end] is slime's row slice")
     parser.add_argument("--input-key", default="input", help="key of the prompt (slime's default: input)")

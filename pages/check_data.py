@@ -14,7 +14,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from core.data_charts import counts_frame, keys_frame, prompt_length_figure
-from core.data_check import CheckError, DataReport, check_path, check_stream
+from core.data_check import CheckError, DataReport, check_path, check_stream, startup_headline
 from core.data_rules import DataKeys, split_row_slice
 from core.findings import Severity, dumps
 from core.paths import ENV_ROOTS, PathRefused, configured_roots, resolve_allowed
@@ -112,10 +112,13 @@ def record(profile, report: DataReport) -> None:
     todo = [f"{f.code}: {f.message}" + (f" (line {f.line})" if f.line else "") for f in errors[:10]]
     if s.flags_to_add:
         todo.append("Add to the launch command: " + " ".join(s.flags_to_add))
+    checked = (f"Checked {s.name}: {startup_headline(s)}" if s.stops_at_start
+               else f"Checked {s.name}: {s.rows_used} of {s.rows} row(s) usable by slime")
     save_record(profile, "check_data", status,
-                done=[f"Checked {s.name}: {s.rows_used} of {s.rows} row(s) usable by slime"],
+                done=[checked],
                 todo=todo,
-                summary=(f"{s.rows_used} used, {s.rows_skipped} skipped, {s.rows_crash} crash, "
+                summary=(("stops at start-up; " if s.stops_at_start else "")
+                         + f"{s.rows_used} used, {s.rows_skipped} skipped, {s.rows_crash} crash, "
                          f"{s.rows_unchecked} unchecked; prompts {s.prompt_format}"),
                 output_name="data-check.json", output=dumps(report.to_json()), output_mime="application/json")
 
@@ -123,7 +126,12 @@ def record(profile, report: DataReport) -> None:
 def show_report(report: DataReport) -> None:
     s = report.summary
     name = plain(s.name)
-    if s.would_fail:
+    if s.stops_at_start:
+        st.error(plain(startup_headline(s, with_name=True))
+                 + (" The counts below say what each row would meet once that is fixed."
+                    if s.rows_used + s.rows_crash else ""),
+                 icon=":material/error:")
+    elif s.would_fail:
         st.error(f"slime would skip {s.rows_skipped} line(s) and crash on {s.rows_crash} row(s) of {name}. "
                  "The findings below say which and why.", icon=":material/error:")
     elif not s.complete:
@@ -132,7 +140,7 @@ def show_report(report: DataReport) -> None:
         st.success(f"slime would use all {s.rows_used} row(s) of {name}.", icon=":material/check_circle:")
     cols = st.columns(5)
     cols[0].metric("Lines read", f"{s.lines:,}")
-    cols[1].metric("Rows slime uses", f"{s.rows_used:,}")
+    cols[1].metric("Rows otherwise usable" if s.stops_at_start else "Rows slime uses", f"{s.rows_used:,}")
     cols[2].metric("Lines skipped", f"{s.rows_skipped:,}")
     cols[3].metric("Rows it crashes on", f"{s.rows_crash:,}")
     cols[4].metric("Not checked", f"{s.rows_unchecked:,}",

@@ -658,6 +658,62 @@ def test_empty_and_binary_files_fail_clearly(name, content, code):
     assert code in report.summary.findings_by_code and report.summary.would_fail
 
 
+RANDOM_BYTES = bytes((i * 7919 + i // 3) % 256 for i in range(3000))  # holds NUL bytes
+
+
+@pytest.mark.parametrize(("name", "content", "code", "line"), [
+    pytest.param("x.jsonl", RANDOM_BYTES, "DATA024", None, id="random-binary"),
+    pytest.param("x.jsonl", bytes((i * 131 + 7) % 255 + 1 for i in range(3000)), "DATA016", 1,
+                 id="random-without-nul"),
+    pytest.param("x.jsonl", b"", "DATA023", None, id="empty"),
+    pytest.param("x.jsonl", b"\n \n\n", "DATA039", None, id="blank-lines-only"),
+    pytest.param("x.jsonl", b"{oops\n{broken\n", "DATA039", None, id="every-line-dropped"),
+    pytest.param("x.json", b'{"prompt":"a","label":"1"}\n', "DATA021", None, id="json-name"),
+    pytest.param("x.JSONL", RANDOM_BYTES, "DATA021", None, id="upper-case-name-binary"),
+    pytest.param("x.jsonl", b'{"prompt":"a","label":"1"}\n{"prompt":"caf\xe9","label":"1"}\n', "DATA016", 2,
+                 id="latin1-line-2"),
+    pytest.param("x.parquet", b"PAR1 not really parquet", "DATA037", None, id="bad-parquet"),
+])
+def test_a_file_slime_would_stop_on_at_start_up_says_so_in_the_headline(name, content, code, line):
+    """The summary's headline and would_fail agree with the file-level finding, whatever the row counts."""
+    if code == "DATA037":
+        pytest.importorskip("pyarrow")
+    report = check_bytes(content, name, PROMPT_LABEL)
+    s = report.summary
+    finding = next(f for f in report.findings if f.code == code)
+    assert s.would_fail and s.stops_at_start == finding.message and s.stops_at_line == line
+    text = render_report_text(report)
+    where = f" at line {line}" if line else ""
+    headline = text.splitlines()[1]  # the line under the file name
+    assert headline.startswith(f"  slime would stop at start-up{where}: {finding.message}")
+    assert text.endswith("RESULT: slime would stop at start-up (exit 1)")
+    assert "\n  slime would use" not in text
+
+
+def test_the_first_start_up_stop_is_the_headline():
+    report = check_bytes(b'{"prompt":"caf\xe9","label":"1"}\n', "x.txt", PROMPT_LABEL)
+    assert report.summary.stops_at_start.startswith("The name has '.txt'")
+    assert "row by row, slime would use 0, skip 0 line(s), crash on 1 row(s)" in render_report_text(report)
+
+
+def test_rows_with_problems_alone_do_not_stop_slime_at_start_up():
+    report = check_path(FIXTURES / "mixed_problems.jsonl", PROMPT_LABEL)
+    assert report.summary.would_fail and report.summary.stops_at_start is None
+    assert "slime would use 6, skip 1 line(s), crash on 8 row(s)" in render_report_text(report)
+
+
+def test_a_parquet_file_under_a_jsonl_name_stops_slime_but_its_rows_are_checked(tmp_path):
+    path = tmp_path / "d.parquet"
+    write_parquet(path, {"prompt": ["a", "b"], "label": ["1", "2"]})
+    report = check_bytes(path.read_bytes(), "train.jsonl", PROMPT_LABEL)
+    s = report.summary
+    assert s.file_format == "parquet" and s.rows_used == 2 and s.would_fail
+    assert s.stops_at_start.startswith("This is a parquet file under another name")
+    sliced = check_path(f"{path}@[0:1]", PROMPT_LABEL)  # the slice is not part of the name's ending
+    assert sliced.summary.stops_at_start is None and "DATA024" not in sliced.summary.findings_by_code
+    assert (sliced.summary.rows_used, sliced.summary.rows_outside_slice) == (1, 1)
+
+
 def test_a_zip_file_is_named_as_such():
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:

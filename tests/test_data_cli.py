@@ -85,3 +85,15 @@ def test_row_slice_on_the_command_line(capsys, tmp_path):
     path.write_text('{"prompt": "a", "label": "1"}\n' * 3 + '{"prompt": "b"}\n')
     assert run(capsys, f"{path}@[0:3]", *KEYS)[0] == 0
     assert run(capsys, str(path), *KEYS)[0] == 1
+
+
+def test_a_binary_file_named_jsonl_says_slime_stops_at_start_up(capsys, tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(bytes((i * 7919 + i // 3) % 256 for i in range(3000)))
+    code, out, _ = run(capsys, str(path), *KEYS)
+    assert code == 1
+    assert "slime would stop at start-up: The file contains NUL bytes" in out and "DATA024" in out
+    assert "skip 0 line(s)" not in out and out.rstrip().endswith("RESULT: slime would stop at start-up (exit 1)")
+    code, out, _ = run(capsys, str(path), *KEYS, "--format", "json")
+    summary = json.loads(out)["summary"]
+    assert code == 1 and summary["would_fail"] and summary["stops_at_start"].startswith("The file contains NUL")

@@ -25,6 +25,11 @@ def open_page(app_env, make_app, data_path: str = "/data/train.jsonl", launch: d
     return at
 
 
+def unescaped(markdown: str) -> str:
+    """Text shown through ui.common.plain, without its markdown escapes."""
+    return markdown.replace("\\", "")
+
+
 def upload_and_check(at, name: str, content: bytes):
     at.file_uploader(key="cd_upload").set_value((name, content, "application/octet-stream"))
     at.run()
@@ -61,6 +66,28 @@ def test_a_bad_upload_lists_findings_and_the_flags_to_add(app_env, make_app):
     assert flags and "--input-key prompt" in flags[0]
     record = Store(app_env).get_record("default", "check_data")
     assert record.status == "started" and any("--input-key prompt" in t for t in record.todo_items)
+
+
+def test_a_binary_upload_headline_says_slime_stops_at_start_up(app_env, make_app):
+    at = open_page(app_env, make_app)
+    upload_and_check(at, "x.jsonl", bytes((i * 7919 + i // 3) % 256 for i in range(3000)))
+    errors = [unescaped(e.value) for e in at.error]
+    assert any(e.startswith("slime would stop at start-up on x.jsonl: The file contains NUL bytes") for e in errors)
+    assert not any("skip 0 line" in e for e in errors) and any("DATA024" in e for e in errors)
+    record = Store(app_env).get_record("default", "check_data")
+    assert record.status == "started" and record.summary.startswith("stops at start-up")
+    assert json.loads(record.output)["summary"]["would_fail"] is True
+
+
+def test_a_non_utf8_upload_headline_names_the_line_and_counts_the_rest(app_env, make_app):
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_input_key").input("prompt")
+    upload_and_check(at, "d.jsonl", b'{"prompt":"ok"}\n{"prompt":"caf\xe9"}\n{"prompt":"ok"}\n')
+    headline = unescaped(at.error[0].value)
+    assert headline.startswith("slime would stop at start-up on d.jsonl at line 2: Byte 0xe9")
+    assert "once that is fixed" in headline
+    assert [m.label for m in at.metric][1] == "Rows otherwise usable"
+    assert [m.value for m in at.metric][:4] == ["3", "2", "0", "1"]
 
 
 def test_uploaded_text_is_never_rendered_as_markdown_or_html(app_env, make_app):
