@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 import json
 import re
+import string
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +50,17 @@ SLIME_MEGATRON_ARGS = "slime/backends/megatron_utils/arguments.py"
 SLIME_SERVER_ARGS = "slime/backends/megatron_utils/server/arguments.py"
 MEGATRON_SERVER_ENTRY = "slime/backends/megatron_utils/server/megatron_server.py"
 DOCKERFILE = "docker/Dockerfile"
+
+# Limits that keep an unusual or hostile checkout from hanging or exhausting the static reader. The pinned
+# trees need a small part of each: 54 files (1.4 MB, the largest 0.32 MB), about 15,000 steps, under 1 s.
+MAX_SOURCE_BYTES = 4_000_000  # one Python file
+MAX_TREE_SOURCE_BYTES = 20_000_000  # every Python file read for one build
+MAX_DOCKERFILE_BYTES = 1_000_000
+MAX_STEPS = 300_000  # statements run plus expressions evaluated in one build
+MAX_BUILD_SECONDS = 10.0
+MAX_INT_BITS = 1024  # a larger integer is left unresolved
+MAX_VALUE_SIZE = 100_000  # characters plus items in one value; a larger value is left unresolved
+MAX_FORMAT_WIDTH = 999  # widths and precisions in format strings
 
 # One-line descriptions, in our own words, of the flags GRPO launch scripts use most.
 DESCRIPTIONS: dict[str, str] = {
@@ -250,6 +263,7 @@ class SourceTree:
         self.patches = patches or {}
         self._cache: dict[str, SourceFile | None] = {}
         self.patch_notes: list[str] = []
+        self.bytes_read = 0
 
     def root_for(self, dotted: str) -> PackageRoot | None:
         head = dotted.split(".")[0]
@@ -272,8 +286,20 @@ class SourceTree:
         return result
 
     def _parse(self, dotted: str, root: PackageRoot, rel: str, path: Path) -> SourceFile:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        """Read and parse one file; CatalogError naming the file when it is too large, unreadable or not Python."""
         cite_path = f"{root.cite_prefix}{rel}"
+        try:
+            size = path.stat().st_size
+            if size > MAX_SOURCE_BYTES:
+                raise CatalogError(f"{cite_path} is {size:,} bytes; the static reader takes files of at most "
+                                   f"{MAX_SOURCE_BYTES:,} bytes.")
+            self.bytes_read += size
+            if self.bytes_read > MAX_TREE_SOURCE_BYTES:
+                raise CatalogError(f"reading {cite_path} takes the sources read past {MAX_TREE_SOURCE_BYTES:,} "
+                                   "bytes, the static reader's limit for one build.")
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise CatalogError(f"{cite_path} cannot be read: {exc.strerror or exc}.") from None
         original_line: dict[int, int] | None = None
         added: dict[int, str] = {}
         for patch in self.patches.get(cite_path, []):
@@ -294,7 +320,15 @@ class SourceTree:
                         original_line[new_line] = prev_orig[mid_line]
                     elif mid_line in prev_added:
                         added[new_line] = prev_added[mid_line]
-        tree = ast.parse(text, filename=cite_path)
+        try:
+            tree = ast.parse(text, filename=cite_path)
+        except SyntaxError as exc:  # also NUL bytes on Python 3.12+
+            where = f"{cite_path}:{exc.lineno}" if exc.lineno else cite_path
+            raise CatalogError(f"{where} is not valid Python ({exc.msg}).") from None
+        except ValueError as exc:  # NUL bytes on Python 3.11
+            raise CatalogError(f"{cite_path} is not valid Python ({exc}).") from None
+        except (RecursionError, MemoryError):
+            raise CatalogError(f"{cite_path} nests its code too deeply for the static reader to parse it.") from None
         return SourceFile(dotted=dotted, cite_path=cite_path, pin=root.pin, owner=root.owner, tree=tree,
                           original_line=original_line, added_lines=added)
 
@@ -306,6 +340,10 @@ class SourceTree:
 
 class Unresolved(Exception):
     """An expression whose value cannot be known without running upstream code."""
+
+
+class BuildLimitExceeded(Exception):
+    """The static reader ran past MAX_STEPS or MAX_BUILD_SECONDS; build_catalog turns it into CatalogError."""
 
 
 @dataclass(frozen=True)
@@ -444,6 +482,17 @@ class Interpreter:
         self.function_stack: list[str] = []
         self.entry_point: str | None = None
         self.notes: list[str] = []
+        self.steps = 0
+        self.deadline = time.monotonic() + MAX_BUILD_SECONDS
+
+    def tick(self) -> None:
+        """Count one step; stop the build once it runs past MAX_STEPS or MAX_BUILD_SECONDS."""
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise BuildLimitExceeded(f"the static reader stopped after {MAX_STEPS:,} steps "
+                                     "(a loop or recursion it cannot finish)")
+        if time.monotonic() > self.deadline:
+            raise BuildLimitExceeded(f"the static reader stopped after {MAX_BUILD_SECONDS:.0f} s")
 
     # -- name resolution ----------------------------------------------------------------------------
     def module_lookup(self, module: SourceFile, name: str, seen: frozenset = frozenset()) -> Any:
@@ -512,24 +561,41 @@ class Interpreter:
 
     # -- expressions --------------------------------------------------------------------------------
     def evaluate(self, node: ast.expr, env: dict[str, Any], module: SourceFile, seen: frozenset = frozenset()) -> Any:
+        """The static value of an expression; Unresolved when it needs running code or exceeds the size caps."""
+        self.tick()
+        try:
+            return self._evaluate(node, env, module, seen)
+        except CatalogError:
+            raise
+        except (TypeError, ValueError, ArithmeticError, LookupError) as exc:  # e.g. sorted() of mixed types
+            raise Unresolved(_short_source(node)) from exc
+
+    def _evaluate(self, node: ast.expr, env: dict[str, Any], module: SourceFile, seen: frozenset) -> Any:
         if isinstance(node, ast.Constant):
-            return node.value
+            return _bounded(node.value, node)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             items: list[Any] = []
             for elt in node.elts:
                 if isinstance(elt, ast.Starred):
-                    items.extend(self.evaluate(elt.value, env, module, seen))
+                    items.extend(self.iterate(self.evaluate(elt.value, env, module, seen)))
                 else:
                     items.append(self.evaluate(elt, env, module, seen))
-            return tuple(items) if isinstance(node, ast.Tuple) else items
+                if len(items) > MAX_VALUE_SIZE:
+                    raise Unresolved(f"{_short_source(node)} (too large)")
+            return _bounded(tuple(items) if isinstance(node, ast.Tuple) else items, node)
         if isinstance(node, ast.Dict):
             out: dict[Any, Any] = {}
             for k, v in zip(node.keys, node.values, strict=True):
                 if k is None:
-                    out.update(self.evaluate(v, env, module, seen))
+                    extra = self.evaluate(v, env, module, seen)
+                    if not isinstance(extra, dict):
+                        raise Unresolved(_short_source(v))
+                    out.update(extra)
                 else:
                     out[self.evaluate(k, env, module, seen)] = self.evaluate(v, env, module, seen)
-            return out
+                if len(out) > MAX_VALUE_SIZE:
+                    raise Unresolved(f"{_short_source(node)} (too large)")
+            return _bounded(out, node)
         if isinstance(node, ast.Name):
             return self.lookup(node.id, env, module, seen)
         if isinstance(node, ast.Attribute):
@@ -555,12 +621,13 @@ class Interpreter:
                 ast.Pow: lambda a, b: a ** b,
             }
             op = ops.get(type(node.op))
-            if op is None:
-                raise Unresolved(ast.unparse(node))
+            if op is None or not _binop_within_limits(node.op, left, right):
+                raise Unresolved(_short_source(node))
             try:
-                return op(left, right)
+                result = op(left, right)
             except Exception as exc:  # noqa: BLE001 - any failure means "not statically known"
-                raise Unresolved(ast.unparse(node)) from exc
+                raise Unresolved(_short_source(node)) from exc
+            return _bounded(result, node)
         if isinstance(node, ast.BoolOp):
             values = [self.evaluate(v, env, module, seen) for v in node.values]
             if isinstance(node.op, ast.And):
@@ -587,14 +654,21 @@ class Interpreter:
             test = self.evaluate(node.test, env, module, seen)
             return self.evaluate(node.body if _truthy(test) else node.orelse, env, module, seen)
         if isinstance(node, ast.JoinedStr):
-            parts = []
+            parts: list[str] = []
+            length = 0
             for value in node.values:
                 if isinstance(value, ast.Constant):
-                    parts.append(str(value.value))
+                    part = str(value.value)
                 elif isinstance(value, ast.FormattedValue):
                     inner = self.evaluate(value.value, env, module, seen)
                     _require_plain(inner)
-                    parts.append(str(inner))
+                    part = str(inner)
+                else:
+                    continue
+                parts.append(part)
+                length += len(part)
+                if length > MAX_VALUE_SIZE:
+                    raise Unresolved(f"{_short_source(node)} (too large)")
             return "".join(parts)
         if isinstance(node, ast.Subscript):
             base = self.evaluate(node.value, env, module, seen)
@@ -611,8 +685,8 @@ class Interpreter:
             if not isinstance(gen.target, ast.Name) or gen.ifs:
                 raise Unresolved(ast.unparse(node))
             iterable = self.iterate(self.evaluate(gen.iter, env, module, seen))
-            return [self.evaluate(node.elt, {gen.target.id: item, "__closure__": env}, module, seen)
-                    for item in iterable]
+            return _bounded([self.evaluate(node.elt, {gen.target.id: item, "__closure__": env}, module, seen)
+                             for item in iterable], node)
         if isinstance(node, ast.Lambda):
             raise Unresolved(ast.unparse(node))
         raise Unresolved(ast.unparse(node))
@@ -662,11 +736,13 @@ class Interpreter:
         func = self.evaluate(node.func, env, module, seen)
         if isinstance(func, tuple) and func and func[0] == "strmethod":
             args = [self.evaluate(a, env, module, seen) for a in node.args]
-            return getattr(func[1], func[2])(*args)
+            if not _str_method_within_limits(func[1], func[2], args):
+                raise Unresolved(f"{_short_source(node)} (too large)")
+            return _bounded(getattr(func[1], func[2])(*args), node)
         if isinstance(func, tuple) and func and func[0] == "dictmethod":
             args = [self.evaluate(a, env, module, seen) for a in node.args]
             result = getattr(func[1], func[2])(*args)
-            return list(result) if func[2] != "get" else result
+            return _bounded(list(result), node) if func[2] != "get" else result
         if isinstance(func, Symbol):
             name = func.text
             if name in {"field", "dataclasses.field"}:
@@ -683,9 +759,10 @@ class Interpreter:
             args = [self.evaluate(a, env, module, seen) for a in node.args]
             if name in {"list", "tuple", "sorted", "set"} and len(args) <= 1 and not node.keywords:
                 items = self.iterate(args[0]) if args else []
-                return {"list": list, "tuple": tuple, "sorted": sorted, "set": list}[name](items)
+                return _bounded({"list": list, "tuple": tuple, "sorted": sorted, "set": list}[name](items), node)
             if name == "dict" and not args:
-                return {kw.arg: self.evaluate(kw.value, env, module, seen) for kw in node.keywords if kw.arg}
+                return _bounded({kw.arg: self.evaluate(kw.value, env, module, seen) for kw in node.keywords
+                                 if kw.arg}, node)
             if name in {"int", "float", "str", "bool"} and len(args) == 1:
                 try:
                     value = {"int": int, "float": float, "str": str, "bool": bool}[name](args[0])
@@ -693,7 +770,7 @@ class Interpreter:
                     raise Unresolved(ast.unparse(node)) from exc
                 if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
                     raise Unresolved(ast.unparse(node))
-                return value
+                return _bounded(value, node)
         raise Unresolved(ast.unparse(node))
 
     # -- statements ---------------------------------------------------------------------------------
@@ -743,6 +820,7 @@ class Interpreter:
             self.run_statement(stmt, env, module)
 
     def run_statement(self, stmt: ast.stmt, env: dict[str, Any], module: SourceFile) -> None:
+        self.tick()
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             env[stmt.name] = FunctionRef(stmt, module, closure=env)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -1326,6 +1404,102 @@ def _require_plain(value: Any) -> None:
         raise Unresolved("arithmetic on a non-static value")
 
 
+def _short_source(node: ast.AST, limit: int = 120) -> str:
+    """The node's source text, cut short for messages."""
+    text = ast.unparse(node)
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def value_size(value: Any, limit: int = MAX_VALUE_SIZE) -> int:
+    """Characters plus items in a plain value (an integer counts 1), counted only up to just past `limit`.
+
+    An integer wider than MAX_INT_BITS counts as over the limit. Shared references are counted each time,
+    so `["x" * 1000] * 1000` weighs a million: that is what printing or comparing it would cost.
+    """
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        total += 1
+        if isinstance(item, (str, bytes)):
+            total += len(item)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if item.bit_length() > MAX_INT_BITS:
+                return limit + 1
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            if total + len(item) > limit:
+                return limit + 1
+            stack.extend(item)
+        elif isinstance(item, dict):
+            if total + 2 * len(item) > limit:
+                return limit + 1
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        if total > limit:
+            return limit + 1
+    return total
+
+
+def _bounded(value: Any, node: ast.AST) -> Any:
+    """The value itself, or Unresolved when it is larger than MAX_VALUE_SIZE / MAX_INT_BITS."""
+    if value_size(value) > MAX_VALUE_SIZE:
+        raise Unresolved(f"{_short_source(node)} (too large to evaluate statically)")
+    return value
+
+
+def _binop_within_limits(op: ast.operator, left: Any, right: Any) -> bool:
+    """Whether computing `left op right` stays cheap: checked before the operation runs, by its result size."""
+    if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int) and right > 0:
+        return abs(left) <= 1 or (abs(left).bit_length() - 1) * right <= MAX_INT_BITS
+    if isinstance(op, ast.Mult):
+        for seq, count in ((left, right), (right, left)):
+            if isinstance(seq, (str, bytes, list, tuple)) and isinstance(count, int):
+                return len(seq) * max(count, 0) <= MAX_VALUE_SIZE
+    if isinstance(op, ast.Mod) and isinstance(left, str):
+        return _printf_widths_ok(left)
+    return True
+
+
+_PRINTF_FIELD = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d+)?(?:\.(\*|\d+))?")
+
+
+def _printf_widths_ok(text: str) -> bool:
+    """No `*` or oversized width/precision in a %-format string (they would pad without limit)."""
+    for m in _PRINTF_FIELD.finditer(text.replace("%%", "")):
+        for part in m.groups():
+            if part is not None and (part == "*" or _too_wide(part)):
+                return False
+    return True
+
+
+def _too_wide(digits: str) -> bool:
+    return len(digits) > len(str(MAX_FORMAT_WIDTH)) or int(digits) > MAX_FORMAT_WIDTH
+
+
+def _str_method_within_limits(base: str, method: str, args: list[Any]) -> bool:
+    """Whether a str.replace / str.format call stays within MAX_VALUE_SIZE, checked before it runs."""
+    if method == "replace":
+        if len(args) < 2 or not all(isinstance(a, str) for a in args[:2]):
+            return True  # argument errors are reported by the call itself
+        old, new = args[0], args[1]
+        hits = base.count(old) if old else len(base) + 1
+        return len(base) + hits * len(new) <= MAX_VALUE_SIZE
+    if method == "format":
+        for arg in args:
+            _require_plain(arg)
+        widest = max((len(str(a)) for a in args), default=0)
+        fields = 0
+        for _literal, name, spec, _conversion in string.Formatter().parse(base):
+            if name is None:
+                continue
+            fields += 1
+            if any(c in name for c in ".[") or "{" in (spec or "") or any(
+                    _too_wide(n) for n in re.findall(r"\d+", spec or "")):
+                return False
+        return len(base) + fields * (widest + MAX_FORMAT_WIDTH) <= MAX_VALUE_SIZE
+    return True
+
+
 def _is_static(fn: ast.FunctionDef) -> bool:
     return any(ast.unparse(d) == "staticmethod" for d in fn.decorator_list)
 
@@ -1659,6 +1833,9 @@ def _read_dockerfile_patches(slime_dir: Path) -> tuple[str, list[str], list[str]
     if not dockerfile.is_file():
         notes.append(f"{DOCKERFILE} not found: no Docker patches applied")
         return version, megatron, sglang, notes
+    if dockerfile.stat().st_size > MAX_DOCKERFILE_BYTES:
+        notes.append(f"{DOCKERFILE} is larger than {MAX_DOCKERFILE_BYTES:,} bytes: no Docker patches applied")
+        return version, megatron, sglang, notes
     text = dockerfile.read_text(encoding="utf-8", errors="replace")
     m = re.search(r"^ARG PATCH_VERSION=(\S+)", text, re.M)
     if m:
@@ -1666,7 +1843,7 @@ def _read_dockerfile_patches(slime_dir: Path) -> tuple[str, list[str], list[str]
     for name in re.findall(r"git apply (megatron[\w.-]*\.patch)", text):
         if name not in megatron:
             megatron.append(name)
-    loop = re.search(r"for patch in ([^;]+);", text)
+    loop = re.search(r"for patch in ([^;\n]{1,4000});", text)
     if loop:
         sglang = [p for p in loop.group(1).split() if p.startswith("sglang")]
     return version, megatron, sglang, notes
@@ -1704,8 +1881,35 @@ def build_catalog(slime_dir: Path, megatron_dir: Path | None = None, sglang_dir:
     `sglang_dir` is an unpacked SGLang wheel (holding `sglang/`), `router_dir` an unpacked sglang-router
     wheel (holding `sglang_router/`). Parts not given are taken from the committed catalog (or
     `committed`), and the returned pins say so. `pins` overrides the pin labels used in citations.
+
+    Raises CatalogError, and nothing else, when the trees cannot be read into a catalog: a missing,
+    unreadable or oversized file, Python that does not parse (a syntax error, NUL bytes), an entry
+    function slime's parsers need that is not defined, or code the static reader cannot follow within
+    its limits (MAX_STEPS, MAX_BUILD_SECONDS). The message names the file or function and what was wrong.
     """
     slime_dir = Path(slime_dir)
+    reading = ["the source trees"]
+    try:
+        return _build_catalog(slime_dir, megatron_dir, sglang_dir, router_dir, pins, committed, reading)
+    except CatalogError:
+        raise
+    except BuildLimitExceeded as exc:
+        raise CatalogError(f"{slime_dir}: while reading {reading[-1]}, {exc}.") from exc
+    except RecursionError as exc:
+        raise CatalogError(f"{slime_dir}: while reading {reading[-1]}, the code nests calls, expressions or "
+                           "names too deeply for the static reader.") from exc
+    except OSError as exc:
+        raise CatalogError(f"{slime_dir}: cannot read {exc.filename or 'a file'}: {exc.strerror or exc}.") from exc
+    except Exception as exc:  # noqa: BLE001 - code shaped unlike upstream; the caller gets one error type
+        detail = str(exc)
+        detail = detail if len(detail) <= 200 else f"{detail[:200]}..."
+        raise CatalogError(f"{slime_dir}: while reading {reading[-1]}, the static reader met code shaped unlike "
+                           f"upstream slime ({type(exc).__name__}: {detail}).") from exc
+
+
+def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path | None, router_dir: Path | None,
+                   pins: dict[str, str] | None, committed: Catalog | None, reading: list[str]) -> Catalog:
+    """build_catalog's work; `reading` gets the phase in progress, for error messages."""
     if not (slime_dir / SLIME_ARGS).is_file():
         raise CatalogError(f"{slime_dir} does not look like a slime checkout: {SLIME_ARGS} is missing.")
     pins = dict(pins or {})
@@ -1746,16 +1950,20 @@ def build_catalog(slime_dir: Path, megatron_dir: Path | None = None, sglang_dir:
     tree = SourceTree(roots, patches)
     interp = Interpreter(tree, fallback)
     slime_args = tree.module("slime.utils.arguments")
+    if slime_args is None:
+        raise CatalogError(f"{slime_dir}: {SLIME_ARGS} could not be read.")
     sglang_args = tree.module("slime.backends.sglang_utils.arguments")
     megatron_entry = tree.module("slime.backends.megatron_utils.arguments")
-    assert slime_args is not None
 
     # Phase 0: slime's pre-parser.
+    reading.append(f"{SLIME_ARGS} (_pre_parse_mode)")
     interp.call_function(_function(interp, slime_args, "_pre_parse_mode"), [], {})
     # Phase 1: the SGLang parser (and its small helper parser).
     if sglang_args is not None:
+        reading.append(f"{SLIME_SGLANG_ARGS} (sglang_parse_args)")
         interp.call_function(_function(interp, sglang_args, "sglang_parse_args"), [], {})
     # Phase 2: Megatron's parser with slime's extra arguments, as train.py builds it.
+    reading.append(f"{SLIME_ARGS} (get_slime_extra_args_provider)")
     provider = interp.call_function(_function(interp, slime_args, "get_slime_extra_args_provider"), [None], {})
     main_parser = _run_main(interp, megatron_entry, provider, fallback, megatron_dir is not None)
 
@@ -1765,6 +1973,7 @@ def build_catalog(slime_dir: Path, megatron_dir: Path | None = None, sglang_dir:
     # The Megatron teacher server adds its own flags through add_custom_arguments.
     server_module = tree.module("slime.backends.megatron_utils.server.arguments")
     if server_module is not None and main_parser is not None:
+        reading.append(SLIME_SERVER_ARGS)
         known = {n for f in main_parser.flags for n in f.names}
         interp.entry_point = MEGATRON_SERVER_ENTRY
         interp.parsers = []
@@ -1776,6 +1985,7 @@ def build_catalog(slime_dir: Path, megatron_dir: Path | None = None, sglang_dir:
             raw_flags.extend(f for f in server_parser.flags if not (set(f.names) & known))
         interp.entry_point = None
 
+    reading.append("the recorded flags")
     specs = merge_specs([spec_from_raw(r, interp) for r in raw_flags])
     skipped = _skipped_flags(parsers.get("sglang"))
     semantics = _semantics(parsers, slime_args)
@@ -1786,11 +1996,15 @@ def build_catalog(slime_dir: Path, megatron_dir: Path | None = None, sglang_dir:
 
 
 def _function(interp: Interpreter, module: SourceFile | None, name: str) -> FunctionRef:
+    """The function `name` of `module`; CatalogError when the module or the function is missing."""
     if module is None:
         raise CatalogError(f"cannot find the module that defines {name}")
-    value = interp.module_lookup(module, name)
+    try:
+        value = interp.module_lookup(module, name)
+    except Unresolved:
+        value = None
     if not isinstance(value, FunctionRef):
-        raise CatalogError(f"{module.cite_path} does not define a function {name}")
+        raise CatalogError(f"{module.cite_path} does not define a function {name}, which slime's parsers need")
     return value
 
 

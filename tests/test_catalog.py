@@ -546,3 +546,107 @@ def test_committed_catalog_matches_a_fresh_build():
 
     fresh = build_catalog(REAL["slime"], REAL["megatron"], REAL["sglang"], REAL["router"], pins=default_pins())
     assert catalog_to_json(fresh) == CATALOG_PATH.read_bytes()
+
+
+# -- a user's checkout that is not shaped like upstream: one error type, a message naming the problem --
+
+SMALL_ARGUMENTS = '''
+import argparse
+
+
+def _pre_parse_mode():
+    temp_parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    temp_parser.add_argument("--debug-train-only", action="store_true", default=False)
+    return temp_parser.parse_known_args()
+
+
+def get_slime_extra_args_provider(add_custom_arguments=None):
+    def add_slime_arguments(parser):
+{body}
+        return parser
+
+    return add_slime_arguments
+'''
+
+
+def with_body(*lines: str) -> str:
+    """slime/utils/arguments.py of a small checkout whose extra-args provider runs `lines`."""
+    return SMALL_ARGUMENTS.format(body="\n".join(" " * 8 + line for line in lines))
+
+
+def small_checkout(root: Path, arguments: str | bytes) -> Path:
+    target = root / "slime" / "utils" / "arguments.py"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(arguments if isinstance(arguments, bytes) else arguments.encode())
+    return root
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ("def broken(:\n", r"slime/utils/arguments\.py:1 is not valid Python"),
+    (b"import argparse\n\0\n", r"slime/utils/arguments\.py is not valid Python"),
+    ("import argparse\n", "does not define a function _pre_parse_mode"),
+    ("_pre_parse_mode = 3\n", "does not define a function _pre_parse_mode"),
+    (SMALL_ARGUMENTS.replace("def get_slime_extra_args_provider", "def renamed").format(body="        pass"),
+     "does not define a function get_slime_extra_args_provider"),
+    (with_body("parser.add_argument()"), r"shaped unlike upstream slime \(IndexError"),
+    (with_body("items = [0] * 1000", "for a in items:", "    for b in items:", "        x = b"),
+     "stopped after 300,000 steps"),
+    (with_body("def grow(p):", "    grow(p)", "    grow(p)", "grow(parser)"), "stopped after 300,000 steps"),
+    (with_body("parser.add_argument('--deep', default=" + "+".join(["1"] * 50_000) + ")"), "too deeply"),
+], ids=["syntax-error", "nul-byte", "no-pre-parse-mode", "pre-parse-mode-not-a-function", "no-provider",
+        "add-argument-without-names", "endless-loop", "exponential-recursion", "deep-expression"])
+def test_a_checkout_not_shaped_like_upstream_raises_catalog_error(tmp_path, arguments, message):
+    with pytest.raises(CatalogError, match=message):
+        build_catalog(small_checkout(tmp_path, arguments))
+
+
+def test_an_oversized_source_file_is_refused_by_size(tmp_path, monkeypatch):
+    import core.catalog_build as cb
+
+    monkeypatch.setattr(cb, "MAX_SOURCE_BYTES", 100)
+    with pytest.raises(CatalogError, match=r"slime/utils/arguments\.py is \d[\d,]* bytes"):
+        build_catalog(small_checkout(tmp_path, with_body("pass")))
+
+
+@pytest.mark.parametrize("expression", [
+    "9 ** 9 ** 9",
+    "2 ** 10 ** 6",
+    "'x' * 10 ** 12",
+    "10 ** 12 * [0]",
+    "'{:>999999999}'.format(1)",
+    "'{:>{}}'.format(1, 10 ** 9)",
+    "'%999999999d' % 1",
+    "'%*d' % (10 ** 9, 1)",
+    "('a' * 50000).replace('', 'a' * 50000)",
+    "[['x' * 1000] * 1000]",
+    "[*'x' * 90000, *'y' * 90000]",
+    "f\"{'x' * 90000}{'y' * 90000}\"",
+], ids=str)
+def test_oversized_values_are_left_unresolved_promptly(tmp_path, expression):
+    import ast
+    import time
+
+    started = time.perf_counter()
+    catalog = build_catalog(small_checkout(tmp_path, with_body(f"parser.add_argument('--big', default={expression})")))
+    assert time.perf_counter() - started < 5
+    flag = catalog.lookup("--big")
+    assert flag.default is None and flag.default_repr == ast.unparse(ast.parse(expression, mode="eval").body)
+
+
+@pytest.mark.parametrize(("expression", "value"), [
+    ("2 ** 10", 1024), ("'ab' * 3", "ababab"), ("'%5.2f' % 1.5", " 1.50"), ("'{:>4}'.format(7)", "   7"),
+    ("[0] * 3", [0, 0, 0]), ("(-2) ** 3", -8),
+], ids=str)
+def test_small_arithmetic_is_still_evaluated(tmp_path, expression, value):
+    catalog = build_catalog(small_checkout(tmp_path, with_body(f"parser.add_argument('--small', default={expression})")))
+    assert catalog.lookup("--small").default == value
+
+
+@pytest.mark.parametrize(("value", "over"), [
+    ("abc", False), ([1, 2, 3], False), (1 << 1000, False), (1 << 2000, True), ("x" * 200_000, True),
+    (["x" * 1000] * 1000, True), ({i: i for i in range(60_000)}, True),
+], ids=lambda v: str(v)[:30])
+def test_value_size_counts_characters_items_and_integer_width(value, over):
+    from core.catalog_build import MAX_VALUE_SIZE, value_size
+
+    assert (value_size(value) > MAX_VALUE_SIZE) is over
