@@ -121,6 +121,7 @@ from core.launch_script import (
     read_launch_script,
 )
 from core.pins import megatron_source, slime_source
+from core.profile import MAX_GPUS
 
 ARGS_CARD = "argument-categories"
 MAX_SUGGESTIONS = 20  # did-you-mean lookups per check (each scans the whole catalog)
@@ -134,7 +135,7 @@ ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 # --------------------------------------------------------------------------------------------------
 class CheckOptions(BaseModel):
     entry: Literal["train.py", "train_async.py"] | None = None  # for bare arg lists; scripts carry their own
-    gpus: int | None = Field(default=None, ge=1, le=1_000_000)  # the user's saved GPU total
+    gpus: int | None = Field(default=None, ge=1, le=MAX_GPUS)  # the user's saved GPU total (core.profile)
     catalog_path: Path | None = None  # an arguments.json, or a slime checkout to build one from
 
 
@@ -1017,7 +1018,11 @@ def rollout_gpus_make_whole_engines(ctx: RuleContext) -> Iterable[Finding]:
 
 @rule("GPU003", "More GPUs than the profile has", ERR, slime_source("slime/ray/placement_group.py", 123))
 def gpu_total_fits_profile(ctx: RuleContext) -> Iterable[Finding]:
-    """The placement group asks Ray for all GPUs at once and waits (without a time limit) until they exist."""
+    """The placement group asks Ray for all GPUs at once and waits (without a time limit) until they exist.
+
+    The total comes from the layout call (slime/ray/placement_group.py:123); one bundle per GPU is requested
+    in a single placement group (:47-48) and the wait loop has no time limit (:60).
+    """
     have = ctx.options.gpus
     if have is None:
         return
@@ -1525,6 +1530,12 @@ def unresolved_findings(words: Iterable[ScriptWord], covered: set[int]) -> list[
 
 
 def _load_catalog(options: CheckOptions) -> tuple[Any | None, list[Finding]]:
+    """The catalog to check against, and a warning when the one asked for could not be used.
+
+    build_catalog and load_catalog report any unusable checkout or catalog file as CatalogError (a syntax
+    error or NUL byte in the checkout, a missing entry function, code the static reader cannot follow);
+    OSError covers a path that vanished or cannot be stat'ed between the caller's check and this read.
+    """
     from core.catalog import CatalogError, load_catalog
 
     path = options.catalog_path
@@ -1534,13 +1545,14 @@ def _load_catalog(options: CheckOptions) -> tuple[Any | None, list[Finding]]:
         if Path(path).is_dir():
             return _checkout_catalog(Path(path)), []
         return load_catalog(Path(path)), []
-    except (CatalogError, OSError, ValueError) as exc:
+    except (CatalogError, OSError) as exc:
         try:
             fallback = load_catalog()
-        except (CatalogError, OSError, ValueError):
+        except (CatalogError, OSError):
             fallback = None
+        reason = str(exc) if isinstance(exc, CatalogError) else (exc.strerror or str(exc))
         return fallback, [Finding(code="ARG001", severity=WARN, message=(
-            f"The catalog at {path} could not be used ({exc}); checked against the bundled catalog instead."),
+            f"The catalog at {path} could not be used ({reason}); checked against the bundled catalog instead."),
             source="core/catalog.py")]
 
 
@@ -1550,20 +1562,38 @@ def _checkout_catalog(path: Path) -> Any:
     return _cached_checkout_catalog(str(path.resolve()), _tree_stamp(path), build_catalog)
 
 
-_CHECKOUT_CACHE: dict[tuple[str, float], Any] = {}
+# The last checkout read, keyed by path and the modification times of the files the build starts from.
+# A failed build is kept too, so a page rerun does not read a broken checkout again until it changes.
+_CHECKOUT_CACHE: dict[tuple[str, tuple[float, ...]], Any] = {}
+_STAMPED_FILES = ("slime/utils/arguments.py", "slime/backends/sglang_utils/arguments.py",
+                  "slime/backends/megatron_utils/arguments.py", "slime/backends/megatron_utils/server/arguments.py",
+                  "docker/Dockerfile")
 
 
-def _tree_stamp(path: Path) -> float:
-    target = path / "slime" / "utils" / "arguments.py"
-    return target.stat().st_mtime if target.exists() else 0.0
+def _tree_stamp(path: Path) -> tuple[float, ...]:
+    stamps = []
+    for rel in _STAMPED_FILES:
+        try:
+            stamps.append((path / rel).stat().st_mtime)
+        except OSError:
+            stamps.append(0.0)
+    return tuple(stamps)
 
 
-def _cached_checkout_catalog(path: str, stamp: float, build: Callable[[Path], Any]) -> Any:
+def _cached_checkout_catalog(path: str, stamp: tuple[float, ...], build: Callable[[Path], Any]) -> Any:
+    from core.catalog import CatalogError
+
     key = (path, stamp)
     if key not in _CHECKOUT_CACHE:
         _CHECKOUT_CACHE.clear()
-        _CHECKOUT_CACHE[key] = build(Path(path))
-    return _CHECKOUT_CACHE[key]
+        try:
+            _CHECKOUT_CACHE[key] = build(Path(path))
+        except CatalogError as exc:
+            _CHECKOUT_CACHE[key] = exc
+    cached = _CHECKOUT_CACHE[key]
+    if isinstance(cached, CatalogError):
+        raise CatalogError(str(cached))  # a fresh error: re-raising the stored one would grow its traceback
+    return cached
 
 
 def model_script_resolver(options: CheckOptions) -> Callable[[str], SourcedModel | str | None]:

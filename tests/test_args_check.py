@@ -347,6 +347,56 @@ def test_a_catalog_that_cannot_be_read_falls_back_with_a_warning(tmp_path):
     assert report.categories["--colocate"] == "slime"
 
 
+PRE_PARSE_ONLY = ("import argparse\n\n\ndef _pre_parse_mode():\n"
+                  "    return argparse.ArgumentParser(add_help=False).parse_known_args()\n")
+
+
+def small_checkout(root: Path, arguments: str | bytes) -> Path:
+    target = root / "slime" / "utils" / "arguments.py"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(arguments if isinstance(arguments, bytes) else arguments.encode())
+    return root
+
+
+@pytest.mark.parametrize(("arguments", "reason"), [
+    ("def broken(:\n", "slime/utils/arguments.py:1 is not valid Python"),
+    (b"import argparse\n\0\n", "slime/utils/arguments.py is not valid Python"),
+    ("VERSION = 1\n", "does not define a function _pre_parse_mode"),
+    (PRE_PARSE_ONLY, "does not define a function get_slime_extra_args_provider"),
+    (PRE_PARSE_ONLY + "\n\ndef get_slime_extra_args_provider(x=None):\n    items = [0] * 10 ** 4\n"
+     "    for a in items:\n        for b in items:\n            x = b\n",
+     "stopped after 300,000 steps"),
+], ids=["syntax-error", "nul-byte", "no-pre-parse-mode", "no-provider", "endless-provider"])
+def test_a_checkout_not_shaped_like_upstream_falls_back_with_a_warning_naming_the_problem(
+        tmp_path, monkeypatch, arguments, reason):
+    monkeypatch.setattr(ac, "_CHECKOUT_CACHE", {})
+    checkout = small_checkout(tmp_path / "my-slime", arguments)
+    report = check_arg_list(BASE, CheckOptions(catalog_path=checkout))
+    warnings = [f for f in report.findings if "could not be used" in f.message]
+    assert len(warnings) == 1 and warnings[0].severity == ac.WARN
+    assert reason in warnings[0].message and "bundled catalog" in warnings[0].message
+    assert report.categories["--colocate"] == "slime" and report.categories["--num-layers"] == "megatron"
+
+
+def test_a_failed_checkout_build_is_remembered_until_its_files_change(tmp_path, monkeypatch):
+    from core.catalog import CatalogError
+
+    monkeypatch.setattr(ac, "_CHECKOUT_CACHE", {})
+    calls = []
+
+    def failing_build(path: Path):
+        calls.append(path)
+        raise CatalogError("slime/utils/arguments.py:3 is not valid Python (invalid syntax).")
+
+    for _ in range(2):
+        with pytest.raises(CatalogError, match="not valid Python"):
+            ac._cached_checkout_catalog(str(tmp_path), (1.0, 0.0), failing_build)
+    assert len(calls) == 1
+    with pytest.raises(CatalogError):
+        ac._cached_checkout_catalog(str(tmp_path), (2.0, 0.0), failing_build)
+    assert len(calls) == 2
+
+
 # -- the code table ----------------------------------------------------------------------------------
 def test_every_code_is_in_the_module_docstring_and_back():
     documented = set(re.findall(r"^\s{4}([A-Z]+\d{3})\s", ac.__doc__, re.M))
@@ -375,3 +425,28 @@ def test_hostile_input_gives_findings_never_a_crash(text):
     report = check_launch_script(text)
     assert report.findings
     assert len(report.findings) < 300  # repeated notes and unknown flags are summed up, not listed forever
+
+
+SLIME_SRC = Path("/work/src/slime")
+
+
+@pytest.mark.parametrize(("code", "expected_text"), [
+    ("GPU003", "_get_placement_group_layout(args)"),
+    ("MODE006", "with_ref="),
+], ids=str)
+def test_rule_cites_the_line_that_does_it(code, expected_text):
+    path, line = ac.RULES[code].source.split("@")[0].rsplit(":", 1)
+    file = SLIME_SRC / path
+    if not file.exists():
+        pytest.skip("slime sources not extracted here")
+    assert expected_text in file.read_text(encoding="utf-8").splitlines()[int(line) - 1]
+
+
+def test_gpu_limit_is_the_profile_limit():
+    from pydantic import ValidationError
+
+    from core.profile import MAX_GPUS
+
+    assert CheckOptions(gpus=MAX_GPUS).gpus == MAX_GPUS
+    with pytest.raises(ValidationError):
+        CheckOptions(gpus=MAX_GPUS + 1)
