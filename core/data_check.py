@@ -253,6 +253,9 @@ class _Checker:
         self.chat_without_template = 0
         self.chat_without_template_line: int | None = None
         self.first_crlf_line: int | None = None
+        self.first_non_utf8: tuple[Problem, int] | None = None  # reported once, at the end
+        self.non_utf8_lines = 0
+        self.last_non_utf8_line = 0  # lines arrive in order, so counting distinct lines needs only the last
 
     # -- findings -----------------------------------------------------------------------------------
     def emit(self, problem: Problem, line: int | None) -> None:
@@ -261,6 +264,15 @@ class _Checker:
         self.code_counts[code] = count
         if count <= self.max_listed:
             self.findings.append(finding_for(problem, line))
+
+    def non_utf8(self, problem: Problem, line: int) -> None:
+        """Bytes that are not UTF-8: slime's text-mode read stops the run there, so only the first such line
+        is reported (with a count of the others), as the start-up stop."""
+        if self.first_non_utf8 is None:
+            self.first_non_utf8 = (problem, line)
+        if line != self.last_non_utf8_line:
+            self.non_utf8_lines += 1
+            self.last_non_utf8_line = line
 
     def stop_at_start(self, problem: Problem, line: int | None, *, whole_file: bool = False) -> None:
         """Report a problem that stops slime at start-up whatever the rows hold; the first is the headline."""
@@ -592,8 +604,8 @@ class _Checker:
         self.emit(Problem("line-too-long", f"This line is {size_mb:.1f} MiB, over the {cap_mb:g} MiB this "
                                            "checker parses; it was not checked."), long_line.lineno)
         if long_line.bad_utf8 is not None:
-            self.stop_at_start(Problem("non-utf8", f"Bytes that are not UTF-8 at byte {long_line.bad_utf8 + 1} "
-                                                   "of this line."), long_line.lineno)
+            self.non_utf8(Problem("non-utf8", f"Bytes that are not UTF-8 at byte {long_line.bad_utf8 + 1} of "
+                                              "this line."), long_line.lineno)
 
     def slow_line(self, line: bytes, lineno: int, terminated: bool) -> None:
         """Parse one line exactly as slime does (decode, strip, json.loads) and say what slime does with it."""
@@ -617,7 +629,7 @@ class _Checker:
                 detail = "The file stops in the middle of a UTF-8 character (a cut-short copy?)."
             else:
                 detail = f"Byte 0x{piece[exc.start]:02x} at column {exc.start + 1} is not valid UTF-8 ({exc.reason})."
-            self.stop_at_start(Problem("non-utf8", detail, exc.start + 1), lineno)
+            self.non_utf8(Problem("non-utf8", detail, exc.start + 1), lineno)
             self.records += 1
             self.tally.add(Verdict.CRASH)
             return
@@ -733,13 +745,23 @@ class _Checker:
         if summary.crlf_lines:
             self.emit(Problem("crlf", f"{summary.crlf_lines} line(s) end in CRLF (first at line "
                                       f"{self.first_crlf_line}); slime reads them correctly."), self.first_crlf_line)
-        for problem, flag in check_key_names(summary.keys, self.object_rows, self.keys):
+        if self.first_non_utf8 is not None:
+            problem, line = self.first_non_utf8
+            others = self.non_utf8_lines - 1
+            if others:
+                problem = problem._replace(detail=f"{problem.detail} {others} later line(s) also hold bytes that "
+                                                  "are not UTF-8; slime stops at this first one.")
+            self.stop_at_start(problem, line)
+        # Whole-file verdicts on the keys and the row count describe the dataset slime builds; with bytes
+        # that stop its UTF-8 read, it builds none and never reads the rows after them, so they are left out.
+        dataset_is_built = self.first_non_utf8 is None
+        for problem, flag in check_key_names(summary.keys, self.object_rows, self.keys) if dataset_is_built else ():
             self.emit(problem, None)
             if flag and flag not in summary.flags_to_add:
                 summary.flags_to_add.append(flag)
         for problem in check_multimodal_config(self.keys):
             self.emit(problem, None)
-        if summary.complete:
+        if summary.complete and dataset_is_built:
             count_problem = check_row_count(summary.rows_used, summary.rows_crash)
             if count_problem and count_problem.rule == "no-rows":
                 if summary.stops_at_start is None and summary.lines:  # else an earlier stop says it

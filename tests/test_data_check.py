@@ -690,6 +690,44 @@ def test_a_file_slime_would_stop_on_at_start_up_says_so_in_the_headline(name, co
     assert "\n  slime would use" not in text
 
 
+WHOLE_FILE_KEY_AND_COUNT_CODES = {"DATA006", "DATA020", "DATA029", "DATA030", "DATA031", "DATA039"}
+
+
+def test_a_file_of_non_utf8_lines_is_one_finding_and_no_follow_ons():
+    """slime stops at the first such byte: say it once, no verdicts on keys of rows it never reads."""
+    report = check_bytes(b'{"prompt":"caf\xe9","label":"1"}\n' * 5, "d.jsonl", PROMPT_LABEL)
+    s = report.summary
+    (finding,) = report.findings
+    assert finding.code == "DATA016" and finding.line == 1 and "4 later line(s)" in finding.message
+    assert s.findings_by_code == {"DATA016": 1} and s.flags_to_add == []
+    assert (s.stops_at_line, s.stops_at_start) == (1, finding.message) and s.would_fail
+    assert (s.rows, s.rows_crash, s.object_rows) == (5, 5, 0)
+
+
+@pytest.mark.parametrize("bad_line", [
+    pytest.param(b'{"question":"caf\xe9"}\n', id="latin1"),
+    pytest.param(b'{"question":"a"}\r\xff\r\xfe\n', id="two-bad-pieces-on-one-line"),
+    pytest.param(b'{"question":"' + b"\xe9" * 3000 + b'"}\n', id="over-the-line-cap"),
+])
+def test_after_non_utf8_bytes_the_whole_file_key_findings_are_left_out(bad_line):
+    rows = b'{"question":"a","answer":"1"}\n' * 3
+    clean = check_bytes(rows, "d.jsonl", PROMPT_LABEL, max_line_bytes=1024)
+    assert {"DATA029", "DATA006"} <= set(clean.summary.findings_by_code)  # the keys are wrong...
+    report = check_bytes(rows + bad_line + rows, "d.jsonl", PROMPT_LABEL, max_line_bytes=1024)
+    whole_file = {f.code for f in report.findings if f.line is None}
+    assert not whole_file & WHOLE_FILE_KEY_AND_COUNT_CODES  # ...but slime stops before it reads a row
+    (finding,) = [f for f in report.findings if f.code == "DATA016"]
+    assert finding.line == 4 and "later line" not in finding.message
+    assert report.summary.stops_at_line == 4 and report.summary.flags_to_add == []
+    assert_every_row_counted_once(report, None)
+
+
+def test_a_refused_name_does_not_hide_the_key_findings():
+    report = check_bytes(b'{"question":"a","answer":"1"}\n' * 3, "d.json", PROMPT_LABEL)
+    assert report.summary.stops_at_start.startswith("The name has '.json'")
+    assert "DATA029" in report.summary.findings_by_code
+
+
 def test_the_first_start_up_stop_is_the_headline():
     report = check_bytes(b'{"prompt":"caf\xe9","label":"1"}\n', "x.txt", PROMPT_LABEL)
     assert report.summary.stops_at_start.startswith("The name has '.txt'")

@@ -90,6 +90,18 @@ def test_a_non_utf8_upload_headline_names_the_line_and_counts_the_rest(app_env, 
     assert [m.value for m in at.metric][:4] == ["3", "2", "0", "1"]
 
 
+def test_non_utf8_bytes_are_said_once_without_key_follow_ons(app_env, make_app):
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_label_key").input("label")
+    upload_and_check(at, "d.jsonl", b'{"prompt":"caf\xe9","label":"1"}\n' * 4)
+    errors = [unescaped(e.value) for e in at.error]
+    assert errors[0].startswith("slime would stop at start-up on d.jsonl at line 1: Byte 0xe9")
+    assert "3 later line(s)" in errors[0] and "once that is fixed" in errors[0]
+    findings = [e for e in errors[1:] if e.startswith("DATA")]
+    assert len(findings) == 1 and findings[0].startswith("DATA016")
+    assert not [c for c in at.code if "--input-key" in c.value or "--label-key" in c.value]
+
+
 def test_uploaded_text_is_never_rendered_as_markdown_or_html(app_env, make_app):
     at = open_page(app_env, make_app)
     at.text_input(key="cd_input_key").input("prompt")
