@@ -1,18 +1,22 @@
 """`slime-assistant check-args PATH|-`: check a slime launch script (or argument list) from the shell.
 
 Exit 0 when the checker finds no errors, 1 when it finds at least one, 2 on a usage problem (no such
-file, a directory, a bad option). The script is read as text; nothing in it is ever run.
+file, a directory, a named pipe or device, a bad option). The script is read as text; nothing in it is
+ever run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from pathlib import Path
 
 from core.args_check import CheckOptions, CheckReport, check_script_bytes, list_rules
 from core.findings import dumps, findings_json, render_text
 from core.launch_script import MAX_SCRIPT_CHARS
+from core.profile import MAX_GPUS
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 JSON_FIELDS = ("code", "severity", "message", "line", "flag", "fix", "source")
@@ -45,8 +49,8 @@ def run_check_args(args: argparse.Namespace) -> int:
     if not args.path:
         print("check-args: give a script path, or - to read standard input", file=sys.stderr)
         return EXIT_USAGE
-    if args.gpus is not None and not 1 <= args.gpus <= 1_000_000:
-        print(f"check-args: --gpus must be between 1 and 1000000, not {args.gpus}", file=sys.stderr)
+    if args.gpus is not None and not 1 <= args.gpus <= MAX_GPUS:
+        print(f"check-args: --gpus must be between 1 and {MAX_GPUS}, not {args.gpus}", file=sys.stderr)
         return EXIT_USAGE
     checkout = args.slime_checkout
     if checkout is not None and not (checkout / "slime" / "utils" / "arguments.py").is_file():
@@ -65,22 +69,46 @@ def run_check_args(args: argparse.Namespace) -> int:
 
 
 def _read_input(path: str) -> bytes | None:
-    """The input's bytes, reading one byte past the limit so that oversize input is reported, not truncated."""
+    """The input's bytes, reading one byte past the limit so that oversize input is reported, not truncated.
+
+    Only regular files are read: a directory is refused, and so is a named pipe, socket or device, which
+    could block forever or never end (pipe such input to `-` instead). The file is opened without blocking
+    and checked again once open, so a path swapped for a pipe after the first look is refused too.
+    """
     limit = MAX_SCRIPT_CHARS + 1
     if path == "-":
         return sys.stdin.buffer.read(limit)
-    p = Path(path)
     try:
-        if p.is_dir():
-            print(f"check-args: {path} is a directory; give a script file", file=sys.stderr)
+        problem = _not_a_script_file(path, os.stat(path).st_mode)
+        if problem:
+            print(f"check-args: {problem}", file=sys.stderr)
             return None
-        with p.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            problem = _not_a_script_file(path, os.fstat(fh.fileno()).st_mode)
+            if problem:
+                print(f"check-args: {problem}", file=sys.stderr)
+                return None
             return fh.read(limit)
     except FileNotFoundError:
         print(f"check-args: no such file: {path}", file=sys.stderr)
     except OSError as exc:
         print(f"check-args: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+    except ValueError:  # an embedded NUL byte in the path
+        print(f"check-args: cannot read {path!r}: the path contains a NUL byte", file=sys.stderr)
     return None
+
+
+def _not_a_script_file(path: str, mode: int) -> str | None:
+    """Why `path` (with this st_mode) is not something to read as a script, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return f"{path} is a directory; give a script file"
+    kind = ("a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return (f"{path} is {kind}, not a regular file; give a script file, or pipe the text in with "
+            "- (e.g. `... | slime-assistant check-args -`)")
 
 
 def report_json(report: CheckReport) -> dict:

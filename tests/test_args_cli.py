@@ -86,3 +86,48 @@ def test_python_dash_m_core_does_the_same():
     proc = subprocess.run([sys.executable, "-m", "core", "check-args", str(FIXTURES / "async_colocate.sh"),
                            "--format", "json"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "ENTRY001" in proc.stdout
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no named pipes on this platform")
+def test_a_named_pipe_is_refused_without_blocking(capsys, tmp_path):
+    import os
+
+    pipe = tmp_path / "script.sh"
+    os.mkfifo(pipe)
+    rc, out, err = run_cli(capsys, str(pipe))
+    assert rc == 2 and not out and "is a named pipe, not a regular file" in err and "check-args -" in err
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    (FIXTURES, "is a directory; give a script file"),
+    (Path("/dev/null"), "is a device, not a regular file"),
+], ids=str)
+def test_directories_and_devices_are_refused_by_kind(capsys, target, message):
+    if not target.exists():
+        pytest.skip(f"{target} not present")
+    rc, out, err = run_cli(capsys, str(target))
+    assert rc == 2 and not out and message in err
+
+
+def test_gpus_limit_is_the_profile_limit(capsys):
+    from core.profile import MAX_GPUS
+
+    script = str(FIXTURES / "good_colocate.sh")
+    rc, _, err = run_cli(capsys, script, "--gpus", str(MAX_GPUS + 1))
+    assert rc == 2 and f"between 1 and {MAX_GPUS}" in err
+    rc, out, _ = run_cli(capsys, script, "--gpus", str(MAX_GPUS))
+    assert rc == 0 and f"8 of your {MAX_GPUS} GPUs" in out
+
+
+def test_a_broken_checkout_is_a_warning_and_the_bundled_catalog_is_used(capsys, tmp_path, monkeypatch):
+    import core.args_check as ac
+
+    monkeypatch.setattr(ac, "_CHECKOUT_CACHE", {})
+    arguments = tmp_path / "slime" / "utils" / "arguments.py"
+    arguments.parent.mkdir(parents=True)
+    arguments.write_bytes(b"def _pre_parse_mode(:\n")
+    rc, out, err = run_cli(capsys, str(FIXTURES / "good_colocate.sh"), "--gpus", "8", "--slime-checkout",
+                           str(tmp_path))
+    assert rc == 0 and "Traceback" not in err
+    assert "could not be used (slime/utils/arguments.py:1 is not valid Python" in out
+    assert "checked against the bundled catalog instead" in out
