@@ -617,8 +617,8 @@ def build_groups(request: DraftRequest, layout: GpuLayout, batch: BatchPlan,
     if request.custom_rm_path:
         rollout.append(ArgLine(flag="--custom-rm-path", value=request.custom_rm_path))
     elif request.rm_type:
-        rollout += [f"YOUR CHOICE: the reward; built-in types are listed in "
-                    f"{slime_source('slime/rollout/rm_hub/__init__.py', 69)}",
+        rollout += [f"YOUR CHOICE: the reward; built-in types are listed from "
+                    f"{slime_source('slime/rollout/rm_hub/__init__.py', 75)}",
                     ArgLine(flag="--rm-type", value=request.rm_type)]
     elif request.reward_set_by_generate:
         rollout.append("the generate function sets sample.reward; slime computes a reward only for samples "

@@ -379,3 +379,16 @@ def test_reward_set_by_the_generate_function_is_said_not_left_as_a_choice():
     assert "no reward set" not in script and "the generate function sets sample.reward" in script
     assert "sglang_rollout.py:285@624b824a" in script
     assert "--rm-type" not in script and "--custom-rm-path" not in script
+
+
+def test_built_in_reward_types_cite_where_their_list_starts():
+    script = draft(rm_type="deepscaler").script
+    m = re.search(r"built-in types are listed from (slime/rollout/rm_hub/__init__\.py):(\d+)@624b824a", script)
+    assert m, "rm_hub citation missing"
+    file = SLIME_SRC / m.group(1)
+    if not file.exists():
+        pytest.skip("slime sources not extracted here")
+    lines = file.read_text(encoding="utf-8").splitlines()
+    first = lines[int(m.group(2)) - 1]
+    assert re.search(r'\bif rm_type == "\w+"', first), first
+    assert not any('rm_type == "' in line for line in lines[:int(m.group(2)) - 1])
