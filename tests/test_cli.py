@@ -18,3 +18,25 @@ def test_usage_problems_exit_2(capsys):
 def test_python_dash_m_core_is_the_same_entry():
     out = subprocess.run([sys.executable, "-m", "core", "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "check-args" in out.stdout and "Nothing is ever executed" in out.stdout
+
+
+def test_a_closed_pipe_ends_quietly():
+    """`slime-assistant ... | head`: the reader goes away; no traceback, a non-zero exit."""
+    code = (
+        "import sys\n"
+        "import core.cli as cli\n"
+        "parser = cli.build_parser()\n"
+        "def flood(args):\n"
+        "    for _ in range(100000):\n"
+        "        print('x' * 100)\n"
+        "    return 0\n"
+        "cli.build_parser = lambda: parser\n"
+        "parser.set_defaults(func=flood)\n"
+        "raise SystemExit(cli.main([]))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(1000)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 1
+    assert "Traceback" not in err, err
