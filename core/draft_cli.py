@@ -46,6 +46,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=handle_draft)
 
 
+# Which command-line flag each DraftRequest field comes from, so messages name what the user typed.
+FLAG_OF_FIELD = {
+    "model": "--model", "data_path": "--data", "gpus_total": "--gpus", "gpus_per_node": "--nodes",
+    "actor_gpus": "--actor-gpus", "model_script": "--model-script", "input_key": "--input-key",
+    "label_key": "--label-key", "update_weights_interval": "--update-weights-interval",
+    "staleness": "--staleness", "colocate": "--colocate/--split", "fully_async": "--fully-async",
+}
+
+
 def request_from_args(args: argparse.Namespace) -> DraftRequest:
     """The DraftRequest for the command line; raises ValueError with a specific message."""
     if args.gpus < 1:
@@ -73,7 +82,8 @@ def request_from_args(args: argparse.Namespace) -> DraftRequest:
     except ValidationError as exc:
         parts = []
         for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "request"
+            field = str(err["loc"][0]) if err["loc"] else ""
+            where = FLAG_OF_FIELD.get(field, field or "the answers")
             parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
         raise ValueError("; ".join(parts)) from None
 

@@ -15,6 +15,7 @@ from core.knowledge import get_card
 from core.launch_script import MAX_SCRIPT_CHARS
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT, megatron_source
+from core.profile import MAX_GPUS
 from ui.common import (
     ensure_app_frame,
     plain,
@@ -172,7 +173,7 @@ st.markdown(
 
 text, data = read_input()
 c1, c2 = st.columns(2)
-gpus = c1.number_input("GPUs you have (from your profile)", min_value=1, max_value=1_000_000,
+gpus = c1.number_input("GPUs you have (from your profile)", min_value=1, max_value=MAX_GPUS,
                        value=profile.gpus_total, step=1, key="ca_gpus")
 entry_choice = c2.selectbox("Entry for a bare argument list", (AUTO, "train.py", "train_async.py"), key="ca_entry",
                             help="A script names its own entry (python3 train.py ...); a pasted flag list does not.")

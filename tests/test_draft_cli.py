@@ -81,3 +81,11 @@ def test_cli_reports_interval_above_staleness(capsys):
 def test_cli_unknown_workflow_is_a_usage_error(capsys):
     code, _, err = run_cli(capsys, "sft", "--model", "x", "--data", "/d/x.jsonl", "--gpus", "1")
     assert code == 2 and "invalid choice" in err
+
+
+def test_out_of_range_answers_name_the_flag_typed(capsys):
+    from core.cli import main
+
+    assert main(["draft", "grpo", "--model", "Qwen3-4B", "--data", "/d/t.jsonl", "--gpus", str(10**30)]) == 2
+    err = capsys.readouterr().err
+    assert "--gpus" in err and "gpus_total" not in err
