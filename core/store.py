@@ -161,7 +161,7 @@ class Store:
                 name, n = f"{profile.name}-{n}", n + 1
             saved = profile.model_copy(update={"name": name})
             self._cache.set(f"profile:{name}", self._wrap(saved))
-            if self.active_profile_name() is None or self._cache.get(_ACTIVE) is None:
+            if self._cache.get(_ACTIVE) is None:
                 self._cache.set(_ACTIVE, name)
         return saved
 
