@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.memory.workflows import WORKFLOWS
 from core.pins import SLIME_DATE, SLIME_SHORT
-from core.workflows import WORKFLOWS
 from ui.common import active_profile, mark_app_frame, plain, show_store_notices
 
 st.set_page_config(page_title="slime assistant", page_icon=":material/science:", layout="wide")

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.args_check import CheckOptions, check_launch_script  # noqa: E402
-from core.catalog import load_catalog  # noqa: E402
+from core.launch.catalog import load_catalog  # noqa: E402
+from core.launch.check import CheckOptions, check_launch_script  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "scripts"
 TARGET_MS = 100.0

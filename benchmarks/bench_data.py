@@ -109,8 +109,8 @@ def worker(kind: str, path: str) -> dict:
     sys.path.insert(0, str(ROOT))
     import orjson
 
-    from core.data_check import check_path
-    from core.data_rules import DataKeys
+    from core.data.rules import DataKeys
+    from core.data.scan import check_path
 
     before = _peak_rss_mb()
     started = time.perf_counter()

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from core.alternatives import CARD, NEED_LABELS, Need, recommend, recommendation_markdown
-from core.knowledge import get_card
+from core.drafts.alternatives import CARD, NEED_LABELS, Need, recommend, recommendation_markdown
+from core.knowledge.cards import get_card
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record
 
 ensure_app_frame()

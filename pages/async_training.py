@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.drafts import (
+from core.drafts.launch import (
     FULLY_ASYNC_FUNCTION,
     SGLANG_SERVER_CONCURRENCY_DEFAULT,
     DraftRequest,
@@ -12,7 +12,7 @@ from core.drafts import (
     parse_positive_int,
     record_for,
 )
-from core.models import load_model_scripts, match_model
+from core.model_scripts import load_model_scripts, match_model
 from core.pins import SLIME_SHORT, megatron_source, slime_source
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record
 from ui.drafts import show_draft

@@ -6,16 +6,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.args_check import CheckOptions, CheckReport, check_launch_script, check_script_bytes
-from core.args_cli import report_json
 from core.batch import BatchInputError, BatchResult, check_batch_equation
-from core.data_rules import DataKeys, keys_from_launch
+from core.cli.check_args import report_json
+from core.data.rules import DataKeys, keys_from_launch
 from core.findings import Severity, dumps
-from core.knowledge import get_card
-from core.launch_script import MAX_SCRIPT_CHARS
+from core.knowledge.cards import get_card
+from core.launch.check import CheckOptions, CheckReport, check_launch_script, check_script_bytes
+from core.launch.script import MAX_SCRIPT_CHARS
+from core.memory.profile import MAX_GPUS
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT, megatron_source
-from core.profile import MAX_GPUS
 from ui.common import (
     ensure_app_frame,
     plain,

@@ -13,9 +13,9 @@ import json
 import streamlit as st
 from pydantic import ValidationError
 
-from core.data_charts import counts_frame, keys_frame, prompt_length_figure
-from core.data_check import CheckError, DataReport, check_path, check_stream, startup_headline
-from core.data_rules import DataKeys, split_row_slice
+from core.data.charts import counts_frame, keys_frame, prompt_length_figure
+from core.data.rules import DataKeys, split_row_slice
+from core.data.scan import CheckError, DataReport, check_path, check_stream, startup_headline
 from core.findings import Severity, dumps
 from core.paths import ENV_ROOTS, PathRefused, configured_roots, resolve_allowed
 from ui.common import (

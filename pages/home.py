@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from core.models import match_model
-from core.onboarding import build_profile
+from core.memory.onboarding import build_profile
+from core.model_scripts import match_model
 from ui.common import active_profile, ensure_app_frame, get_store, plain
 
 ensure_app_frame()

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.knowledge import load_cards, search_cards
+from core.knowledge.cards import load_cards, search_cards
 from ui.common import ensure_app_frame, plain
 
 ensure_app_frame()

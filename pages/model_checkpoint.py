@@ -4,9 +4,7 @@ start-up, and draft the HF -> torch_dist conversion command."""
 import pandas as pd
 import streamlit as st
 
-from core.findings import Severity, sort_and_dedupe
-from core.knowledge import get_card
-from core.model_config import (
+from core.drafts.model_config import (
     CARD,
     HF_LOADER_MODEL_TYPES,
     VALIDATE_SOURCE,
@@ -18,7 +16,9 @@ from core.model_config import (
     draft_conversion_command,
     parse_hf_config,
 )
-from core.models import load_model_scripts, match_model
+from core.findings import Severity, sort_and_dedupe
+from core.knowledge.cards import get_card
+from core.model_scripts import load_model_scripts, match_model
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT, slime_source
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record, show_findings

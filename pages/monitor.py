@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.knowledge import get_card
+from core.knowledge.cards import get_card
 from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sweep_stale_workdirs, unpack_zip
 from core.monitor.plots import scalar_figure
 from core.monitor.report import checklist_text, read_findings

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from core.agent_check import (
+from core.drafts.agent_check import (
     CARD,
     CHECKLIST,
     CUSTOM_CONFIG_SOURCE,
@@ -18,10 +18,10 @@ from core.agent_check import (
     check_upload_name,
     suggested_path,
 )
-from core.drafts import DraftRequest, ExtraArg, draft_launch_script, record_for
+from core.drafts.launch import DraftRequest, ExtraArg, draft_launch_script, record_for
 from core.findings import Finding, Severity, sort_and_dedupe
-from core.knowledge import get_card
-from core.models import load_model_scripts, match_model
+from core.knowledge.cards import get_card
+from core.model_scripts import load_model_scripts, match_model
 from core.pins import slime_source
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record, show_findings
 from ui.drafts import ExtraFile, show_draft

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.onboarding import build_profile
+from core.memory.onboarding import build_profile
 from ui.common import ensure_app_frame, get_store, plain, require_profile
 
 ensure_app_frame()

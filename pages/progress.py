@@ -4,7 +4,7 @@ from datetime import datetime
 
 import streamlit as st
 
-from core.workflows import status_rows
+from core.memory.workflows import status_rows
 from ui.common import ensure_app_frame, get_store, plain, require_profile
 
 ensure_app_frame()

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from core.agent_check import (
+from core.drafts.agent_check import (
     AgentCheckError,
     check_function_path,
     check_generate_source,

@@ -2,8 +2,14 @@
 
 import pytest
 
-from core.alternatives import ALTERNATIVES, Need, recommend, recommend_for_need, recommendation_markdown
-from core.knowledge import SOURCE_RE
+from core.drafts.alternatives import (
+    ALTERNATIVES,
+    Need,
+    recommend,
+    recommend_for_need,
+    recommendation_markdown,
+)
+from core.knowledge.cards import SOURCE_RE
 
 
 @pytest.mark.parametrize(("need", "choice"), [

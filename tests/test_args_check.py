@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-import core.args_check as ac
-from core.args_check import (
+import core.launch.check as ac
+from core.knowledge.cards import SOURCE_RE
+from core.launch.check import (
     CheckOptions,
     check_arg_list,
     check_launch_script,
     check_script_bytes,
     rule_context,
 )
-from core.knowledge import SOURCE_RE
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
 
@@ -379,7 +379,7 @@ def test_a_checkout_not_shaped_like_upstream_falls_back_with_a_warning_naming_th
 
 
 def test_a_failed_checkout_build_is_remembered_until_its_files_change(tmp_path, monkeypatch):
-    from core.catalog import CatalogError
+    from core.launch.catalog import CatalogError
 
     monkeypatch.setattr(ac, "_CHECKOUT_CACHE", {})
     calls = []
@@ -445,7 +445,7 @@ def test_rule_cites_the_line_that_does_it(code, expected_text):
 def test_gpu_limit_is_the_profile_limit():
     from pydantic import ValidationError
 
-    from core.profile import MAX_GPUS
+    from core.memory.profile import MAX_GPUS
 
     assert CheckOptions(gpus=MAX_GPUS).gpus == MAX_GPUS
     with pytest.raises(ValidationError):

@@ -76,7 +76,7 @@ def test_binary_input_is_an_error_finding_not_a_crash(capsys, tmp_path):
 
 
 def test_list_rules_prints_every_code(capsys):
-    from core.args_check import RULES
+    from core.launch.check import RULES
 
     rc, out, _ = run_cli(capsys, "--list-rules")
     assert rc == 0 and all(code in out for code in RULES)
@@ -110,7 +110,7 @@ def test_directories_and_devices_are_refused_by_kind(capsys, target, message):
 
 
 def test_gpus_limit_is_the_profile_limit(capsys):
-    from core.profile import MAX_GPUS
+    from core.memory.profile import MAX_GPUS
 
     script = str(FIXTURES / "good_colocate.sh")
     rc, _, err = run_cli(capsys, script, "--gpus", str(MAX_GPUS + 1))
@@ -120,7 +120,7 @@ def test_gpus_limit_is_the_profile_limit(capsys):
 
 
 def test_a_broken_checkout_is_a_warning_and_the_bundled_catalog_is_used(capsys, tmp_path, monkeypatch):
-    import core.args_check as ac
+    import core.launch.check as ac
 
     monkeypatch.setattr(ac, "_CHECKOUT_CACHE", {})
     arguments = tmp_path / "slime" / "utils" / "arguments.py"

@@ -140,8 +140,8 @@ def test_grpo_draft_is_checked_and_recorded_in_the_browser(browser, tmp_path):
     from playwright.sync_api import expect
 
     sys.path.insert(0, str(ROOT))
-    from core.profile import Profile
-    from core.store import Store
+    from core.memory.profile import Profile
+    from core.memory.store import Store
 
     home = tmp_path / "home"
     store = Store(home)

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from core.catalog import (
+from core.knowledge.cards import SOURCE_RE
+from core.launch.catalog import (
     CATALOG_PATH,
     CatalogError,
     catalog_from_json,
     catalog_to_json,
     load_catalog,
 )
-from core.catalog_build import DESCRIPTIONS, FilePatch, apply_patch, build_catalog, parse_unified_diff
-from core.knowledge import SOURCE_RE
+from core.launch.catalog_build import DESCRIPTIONS, FilePatch, apply_patch, build_catalog, parse_unified_diff
 
 
 @pytest.fixture(scope="module")
@@ -542,7 +542,7 @@ REAL = {"slime": Path("/work/src/slime"), "megatron": Path("/work/src/megatron")
 
 @pytest.mark.skipif(not all(p.is_dir() for p in REAL.values()), reason="pinned upstream sources not available")
 def test_committed_catalog_matches_a_fresh_build():
-    from core.catalog_build import default_pins
+    from core.launch.catalog_build import default_pins
 
     fresh = build_catalog(REAL["slime"], REAL["megatron"], REAL["sglang"], REAL["router"], pins=default_pins())
     assert catalog_to_json(fresh) == CATALOG_PATH.read_bytes()
@@ -601,7 +601,7 @@ def test_a_checkout_not_shaped_like_upstream_raises_catalog_error(tmp_path, argu
 
 
 def test_an_oversized_source_file_is_refused_by_size(tmp_path, monkeypatch):
-    import core.catalog_build as cb
+    import core.launch.catalog_build as cb
 
     monkeypatch.setattr(cb, "MAX_SOURCE_BYTES", 100)
     with pytest.raises(CatalogError, match=r"slime/utils/arguments\.py is \d[\d,]* bytes"):
@@ -647,6 +647,6 @@ def test_small_arithmetic_is_still_evaluated(tmp_path, expression, value):
     (["x" * 1000] * 1000, True), ({i: i for i in range(60_000)}, True),
 ], ids=lambda v: str(v)[:30])
 def test_value_size_counts_characters_items_and_integer_width(value, over):
-    from core.catalog_build import MAX_VALUE_SIZE, value_size
+    from core.launch.catalog_build import MAX_VALUE_SIZE, value_size
 
     assert (value_size(value) > MAX_VALUE_SIZE) is over

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-import core.data_check as dc
-from core.data_check import CheckError, check_bytes, check_path, check_stream, render_report_text
-from core.data_rules import (
+import core.data.scan as dc
+from core.data.rules import (
     RULES,
     DataKeys,
     Problem,
@@ -34,7 +33,8 @@ from core.data_rules import (
     keys_from_launch,
     split_row_slice,
 )
-from core.knowledge import SOURCE_RE, get_card
+from core.data.scan import CheckError, check_bytes, check_path, check_stream, render_report_text
+from core.knowledge.cards import SOURCE_RE, get_card
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 PROMPT_LABEL = DataKeys(input_key="prompt", label_key="label")
@@ -479,7 +479,7 @@ def test_the_weird_file_counts_each_of_its_six_rows_once():
 
 
 def test_the_keys_table_shares_are_of_the_rows_read_as_objects():
-    from core.data_charts import keys_frame
+    from core.data.charts import keys_frame
 
     summary = check_path(FIXTURES / "mixed_problems.jsonl", PROMPT_LABEL).summary
     frame = keys_frame(summary).set_index("key")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.cli import main
-from core.drafts import DraftRequest, draft_launch_script
-from core.profile import Profile
+from core.drafts.launch import DraftRequest, draft_launch_script
+from core.memory.profile import Profile
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:

@@ -1,4 +1,4 @@
-"""core.drafts: GPU layout, batch arithmetic, async rules, shell quoting, summary and record."""
+"""core.drafts.launch: GPU layout, batch arithmetic, async rules, shell quoting, summary and record."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core import args_check
-from core.drafts import (
+from core.drafts.launch import (
     Draft,
     DraftRequest,
     ExtraArg,
@@ -27,9 +26,10 @@ from core.drafts import (
     record_for,
 )
 from core.findings import Severity
-from core.knowledge import SOURCE_RE
-from core.models import match_model
-from core.profile import Profile
+from core.knowledge.cards import SOURCE_RE
+from core.launch import check as args_check
+from core.memory.profile import Profile
+from core.model_scripts import match_model
 
 SLIME_SRC = Path("/work/src/slime")
 HOSTILE_PATH = "/data/my set/$(reboot).jsonl"
@@ -369,8 +369,8 @@ def test_every_default_cites_a_line_that_sets_it(src):
 
 
 def test_reward_set_by_the_generate_function_is_said_not_left_as_a_choice():
-    from core.drafts import DraftRequest, draft_launch_script
-    from core.profile import Profile
+    from core.drafts.launch import DraftRequest, draft_launch_script
+    from core.memory.profile import Profile
 
     profile = Profile(model="Qwen3-4B", data_path="/d/t.jsonl", gpus_total=8)
     request = DraftRequest.from_profile(profile, "multi_turn", rm_type=None, reward_set_by_generate=True,

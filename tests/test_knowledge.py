@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core.knowledge import CARDS_DIR, SOURCE_RE, Card, CardError, load_cards, parse_card, search_cards
+from core.knowledge.cards import CARDS_DIR, SOURCE_RE, Card, CardError, load_cards, parse_card, search_cards
 from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_COMMIT, SLIME_SHORT
 
 ROOT = Path(__file__).resolve().parent.parent

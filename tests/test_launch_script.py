@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.launch_script import (
+from core.launch.script import (
     MAX_SCRIPT_CHARS,
     SourcedModel,
     _arith,

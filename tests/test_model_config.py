@@ -7,8 +7,7 @@ import subprocess
 
 import pytest
 
-from core.findings import Severity
-from core.model_config import (
+from core.drafts.model_config import (
     UNRESOLVED,
     ConfigError,
     ConversionRequest,
@@ -22,7 +21,8 @@ from core.model_config import (
     resolved_rope_theta,
     script_value,
 )
-from core.models import ModelScript, load_model_scripts
+from core.findings import Severity
+from core.model_scripts import ModelScript, load_model_scripts
 
 # Sizes of Qwen3-4B's published config.json (figures only).
 QWEN3_4B = {"model_type": "qwen3", "hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 36,

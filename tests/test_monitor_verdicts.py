@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.knowledge import get_card
+from core.knowledge.cards import get_card
 from core.monitor import verdicts as v
 from core.monitor.runs import RunData, Series
 

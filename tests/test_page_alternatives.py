@@ -1,7 +1,7 @@
 """AppTest: the alternatives page recommends by need and records the answer."""
 
-from core.profile import Profile
-from core.store import Store
+from core.memory.profile import Profile
+from core.memory.store import Store
 
 
 def saved(app_env) -> Store:

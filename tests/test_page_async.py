@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.profile import Profile
-from core.store import Store
+from core.memory.profile import Profile
+from core.memory.store import Store
 
 PAGE = "pages/async_training.py"
 

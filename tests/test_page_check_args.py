@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.profile import Profile
-from core.store import Store
+from core.memory.profile import Profile
+from core.memory.store import Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
 PAGE = "pages/check_args.py"

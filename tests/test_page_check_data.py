@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.data_rules import keys_from_launch
-from core.profile import Profile, SavedLaunchKeys
-from core.store import Store
+from core.data.rules import keys_from_launch
+from core.memory.profile import Profile, SavedLaunchKeys
+from core.memory.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 PAGE = "pages/check_data.py"

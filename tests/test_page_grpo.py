@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core.cli import main
-from core.profile import Profile
-from core.store import Store
+from core.memory.profile import Profile
+from core.memory.store import Store
 
 PAGE = "pages/grpo.py"
 

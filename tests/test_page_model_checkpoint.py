@@ -5,8 +5,8 @@ import shlex
 import shutil
 import subprocess
 
-from core.profile import Profile
-from core.store import Store
+from core.memory.profile import Profile
+from core.memory.store import Store
 
 PAGE = "pages/model_checkpoint.py"
 QWEN3_4B = {"model_type": "qwen3", "hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 36,

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from core.memory.profile import Profile
+from core.memory.store import Store
 from core.monitor.synthetic import Scenario, write_slime_like_run
-from core.profile import Profile
-from core.store import Store
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import textwrap
 
 import pytest
 
-from core import drafts
-from core.profile import Profile
-from core.store import Store
+from core.drafts import launch as drafts
+from core.memory.profile import Profile
+from core.memory.store import Store
 
 PAGE = "pages/multi_turn.py"
 
@@ -39,7 +39,7 @@ AGENT = textwrap.dedent('''
 @pytest.fixture
 def checker(monkeypatch):
     """The real launch-argument checker when it is installed, else a stand-in that finds nothing."""
-    if importlib.util.find_spec("core.args_check") is None:
+    if importlib.util.find_spec("core.launch.check") is None:
         monkeypatch.setattr(drafts, "run_launch_checker", lambda script, gpus: [])
 
 

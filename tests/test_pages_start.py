@@ -2,8 +2,8 @@
 
 import re
 
-from core.profile import Profile, WorkflowRecord
-from core.store import Store
+from core.memory.profile import Profile, WorkflowRecord
+from core.memory.store import Store
 
 
 def test_first_visit_asks_three_questions_and_saves(app_env, make_app):

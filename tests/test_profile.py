@@ -1,7 +1,7 @@
 import pytest
 
-from core.models import match_model
-from core.onboarding import build_profile
+from core.memory.onboarding import build_profile
+from core.model_scripts import match_model
 
 
 @pytest.mark.parametrize("path", ["/data/train.jsonl", "/d/x.parquet", "/data/my set/$(reboot).jsonl",

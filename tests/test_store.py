@@ -3,8 +3,8 @@ import threading
 
 import pytest
 
-from core.profile import Profile, WorkflowRecord
-from core.store import SCHEMA_VERSION, Store, migrate
+from core.memory.profile import Profile, WorkflowRecord
+from core.memory.store import SCHEMA_VERSION, Store, migrate
 
 
 def _profile(**kw):

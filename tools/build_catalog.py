@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.catalog import CATALOG_PATH, catalog_to_json  # noqa: E402
-from core.catalog_build import build_catalog, default_pins  # noqa: E402
+from core.launch.catalog import CATALOG_PATH, catalog_to_json  # noqa: E402
+from core.launch.catalog_build import build_catalog, default_pins  # noqa: E402
 
 DEFAULT_SLIME = Path("/work/src/slime")
 DEFAULT_MEGATRON = Path("/work/src/megatron")

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.launch_script import ScriptWord, read_launch_script  # noqa: E402
-from core.models import MODEL_SCRIPTS_JSON  # noqa: E402
+from core.launch.script import ScriptWord, read_launch_script  # noqa: E402
+from core.model_scripts import MODEL_SCRIPTS_JSON  # noqa: E402
 from core.pins import SLIME_SHORT  # noqa: E402
 
 MODELS_DIR = Path("scripts") / "models"

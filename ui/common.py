@@ -7,11 +7,11 @@ from collections.abc import Iterable
 
 import streamlit as st
 
-from core.data_rules import DataKeys
+from core.data.rules import DataKeys
 from core.findings import Finding, Severity, count_by_severity
-from core.knowledge import get_card
-from core.profile import Profile, SavedLaunchKeys, WorkflowRecord
-from core.store import Store
+from core.knowledge.cards import get_card
+from core.memory.profile import Profile, SavedLaunchKeys, WorkflowRecord
+from core.memory.store import Store
 
 FRAME_KEY = "_slime_assistant_frame"
 

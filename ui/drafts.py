@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.drafts import Draft
+from core.drafts.launch import Draft
 from ui.common import plain, show_findings
 
 

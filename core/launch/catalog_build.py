@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.catalog import (
+from core.launch.catalog import (
     Catalog,
     CatalogError,
     FlagSpec,

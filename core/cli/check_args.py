@@ -13,10 +13,10 @@ import stat
 import sys
 from pathlib import Path
 
-from core.args_check import CheckOptions, CheckReport, check_script_bytes, list_rules
 from core.findings import dumps, findings_json, render_text
-from core.launch_script import MAX_SCRIPT_CHARS
-from core.profile import MAX_GPUS
+from core.launch.check import CheckOptions, CheckReport, check_script_bytes, list_rules
+from core.launch.script import MAX_SCRIPT_CHARS
+from core.memory.profile import MAX_GPUS
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 JSON_FIELDS = ("code", "severity", "message", "line", "flag", "fix", "source")

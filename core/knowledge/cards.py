@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
-KNOWLEDGE_DIR = Path(__file__).resolve().parent.parent / "knowledge"
+KNOWLEDGE_DIR = Path(__file__).resolve().parents[2] / "knowledge"
 CARDS_DIR = KNOWLEDGE_DIR / "cards"
 
 # path@commit-or-tag (optionally :line after the path), or an http(s) URL.

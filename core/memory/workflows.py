@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.profile import WorkflowRecord
+from core.memory.profile import WorkflowRecord
 
 
 class Workflow(BaseModel):

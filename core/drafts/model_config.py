@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from core.findings import Finding, Severity, sort_and_dedupe
-from core.models import ModelScript
+from core.model_scripts import ModelScript
 from core.pins import SLIME_SHORT, megatron_source, slime_source
 
 MAX_CONFIG_BYTES = 2_000_000

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from core.drafts import Draft, DraftRequest, draft_launch_script
+from core.drafts.launch import Draft, DraftRequest, draft_launch_script
 from core.findings import render_text
 
 EXIT_READY = 0

@@ -1,5 +1,7 @@
 """Command-line entry: `slime-assistant <command>` (also `python -m core <command>`).
 
+A front-end: it may import every capability; no capability imports it.
+
 Each feature module owns its sub-command through a `register(subparsers)` function that adds a parser
 and sets `func` to a handler returning the exit code. Nothing here ever runs a drafted command.
 """
@@ -13,10 +15,10 @@ import sys
 
 # Modules that contribute a sub-command, in the order shown by --help.
 COMMAND_MODULES = (
-    "core.args_cli",
-    "core.data_cli",
-    "core.monitor_cli",
-    "core.draft_cli",
+    "core.cli.check_args",
+    "core.cli.check_data",
+    "core.cli.logs",
+    "core.cli.draft",
 )
 
 

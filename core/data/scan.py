@@ -6,7 +6,7 @@ skipped, each line parsed with Python's json (a decode error is printed and the 
 read batch by batch. Lines are read in binary blocks with a per-line size cap, so memory stays flat however
 big the file is. orjson parses the common case quickly; any line where orjson and Python's json could
 disagree (NaN, duplicate keys, huge integers, odd bytes) is parsed again exactly as slime does, and slime's
-behaviour decides the verdict. The rules themselves live in core/data_rules.py.
+behaviour decides the verdict. The rules themselves live in core/data/rules.py.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import IO, Any
 import orjson
 from pydantic import BaseModel, Field
 
-from core.data_rules import (
+from core.data.rules import (
     CODE_BY_NAME,
     KNOWN_ROLES,
     MISSING,

@@ -9,8 +9,8 @@ import sys
 
 from pydantic import ValidationError
 
-from core.data_check import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
-from core.data_rules import DataKeys
+from core.data.rules import DataKeys
+from core.data.scan import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
 from core.findings import dumps
 
 EXIT_OK, EXIT_WOULD_FAIL, EXIT_CANNOT_CHECK = 0, 1, 2

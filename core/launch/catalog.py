@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field, PrivateAttr
 
-CATALOG_PATH = Path(__file__).resolve().parent.parent / "knowledge" / "catalog" / "arguments.json"
+CATALOG_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "catalog" / "arguments.json"
 
 OWNERS = ("slime", "megatron", "sglang", "router")
 UNKNOWN_OWNER = "unknown"

@@ -1,7 +1,7 @@
 """The rules slime's prompt-data loader applies to each row, one validator per rule, and the keys it reads.
 
 Every rule is stated once here (code, severity, what slime does with the row, where the rule comes from);
-the streaming reader in core/data_check.py only finds the rows and calls these validators.
+the streaming reader in core/data/scan.py only finds the rows and calls these validators.
 Facts are from slime/utils/data.py and slime/utils/arguments.py at the pinned commit.
 """
 

@@ -17,7 +17,7 @@ from typing import Any
 import diskcache
 from pydantic import BaseModel, ValidationError
 
-from core.profile import Profile, SavedLaunchKeys, WorkflowRecord
+from core.memory.profile import Profile, SavedLaunchKeys, WorkflowRecord
 
 SCHEMA_VERSION = 1
 # The user's answers must never be evicted: diskcache's default evicts once 1 GB is reached.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ValidationError
 
-from core.models import ModelMatch, match_model
-from core.profile import Profile
+from core.memory.profile import Profile
+from core.model_scripts import ModelMatch, match_model
 
 
 class OnboardingResult(BaseModel):

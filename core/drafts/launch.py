@@ -22,9 +22,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.findings import Finding, Severity, sort_and_dedupe
-from core.models import ModelScript, load_model_scripts, match_model
+from core.memory.profile import MAX_GPUS, Profile, check_data_path
+from core.model_scripts import ModelScript, load_model_scripts, match_model
 from core.pins import SLIME_SHORT, slime_source
-from core.profile import MAX_GPUS, Profile, check_data_path
 
 DraftKind = Literal["grpo", "async", "multi_turn"]
 Entry = Literal["train.py", "train_async.py"]
@@ -871,11 +871,11 @@ def build_summary(request: DraftRequest, layout: GpuLayout, batch: BatchPlan,
 # ---------------------------------------------------------------------------------------------------
 
 def run_launch_checker(script: str, gpus: int) -> list[Finding] | None:
-    """The launch-argument checker's findings, or None if core.args_check is not installed."""
+    """The launch-argument checker's findings, or None if core.launch.check is not installed."""
     try:
-        args_check = importlib.import_module("core.args_check")
+        args_check = importlib.import_module("core.launch.check")
     except ModuleNotFoundError as exc:  # the checker feature is not in this build
-        if exc.name != "core.args_check":
+        if exc.name != "core.launch.check":
             raise
         return None
     report = args_check.check_launch_script(script, args_check.CheckOptions(entry=None, gpus=gpus))

@@ -107,7 +107,7 @@ from pydantic import BaseModel, Field
 
 from core.batch import BATCH_CARD, BatchInputError, BatchResult, check_batch_equation
 from core.findings import Finding, Severity, count_by_severity, sort_and_dedupe
-from core.launch_script import (
+from core.launch.script import (
     MAX_NOTES_PER_KIND,
     MAX_SCRIPT_CHARS,
     ReadScript,
@@ -120,8 +120,8 @@ from core.launch_script import (
     read_arg_list_text,
     read_launch_script,
 )
+from core.memory.profile import MAX_GPUS
 from core.pins import megatron_source, slime_source
-from core.profile import MAX_GPUS
 
 ARGS_CARD = "argument-categories"
 MAX_SUGGESTIONS = 20  # did-you-mean lookups per check (each scans the whole catalog)
@@ -135,7 +135,7 @@ ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 # --------------------------------------------------------------------------------------------------
 class CheckOptions(BaseModel):
     entry: Literal["train.py", "train_async.py"] | None = None  # for bare arg lists; scripts carry their own
-    gpus: int | None = Field(default=None, ge=1, le=MAX_GPUS)  # the user's saved GPU total (core.profile)
+    gpus: int | None = Field(default=None, ge=1, le=MAX_GPUS)  # the user's saved GPU total (core.memory.profile)
     catalog_path: Path | None = None  # an arguments.json, or a slime checkout to build one from
 
 
@@ -1536,7 +1536,7 @@ def _load_catalog(options: CheckOptions) -> tuple[Any | None, list[Finding]]:
     error or NUL byte in the checkout, a missing entry function, code the static reader cannot follow);
     OSError covers a path that vanished or cannot be stat'ed between the caller's check and this read.
     """
-    from core.catalog import CatalogError, load_catalog
+    from core.launch.catalog import CatalogError, load_catalog
 
     path = options.catalog_path
     try:
@@ -1553,11 +1553,11 @@ def _load_catalog(options: CheckOptions) -> tuple[Any | None, list[Finding]]:
         reason = str(exc) if isinstance(exc, CatalogError) else (exc.strerror or str(exc))
         return fallback, [Finding(code="ARG001", severity=WARN, message=(
             f"The catalog at {path} could not be used ({reason}); checked against the bundled catalog instead."),
-            source="core/catalog.py")]
+            source="core/launch/catalog.py")]
 
 
 def _checkout_catalog(path: Path) -> Any:
-    from core.catalog_build import build_catalog
+    from core.launch.catalog_build import build_catalog
 
     return _cached_checkout_catalog(str(path.resolve()), _tree_stamp(path), build_catalog)
 
@@ -1581,7 +1581,7 @@ def _tree_stamp(path: Path) -> tuple[float, ...]:
 
 
 def _cached_checkout_catalog(path: str, stamp: tuple[float, ...], build: Callable[[Path], Any]) -> Any:
-    from core.catalog import CatalogError
+    from core.launch.catalog import CatalogError
 
     key = (path, stamp)
     if key not in _CHECKOUT_CACHE:
@@ -1598,7 +1598,7 @@ def _cached_checkout_catalog(path: str, stamp: tuple[float, ...], build: Callabl
 
 def model_script_resolver(options: CheckOptions) -> Callable[[str], SourcedModel | str | None]:
     """Resolve `source .../models/X.sh` to slime's model script: from a checkout when given, else the catalog."""
-    from core.models import MODEL_SCRIPTS_JSON, load_model_scripts
+    from core.model_scripts import MODEL_SCRIPTS_JSON, load_model_scripts
 
     checkout = Path(options.catalog_path) if options.catalog_path and Path(options.catalog_path).is_dir() else None
 

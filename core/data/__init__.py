@@ -1,0 +1,5 @@
+"""Dataset checking: the streaming reader that mirrors slime's loader (`scan`), the per-row and per-file
+rules (`rules`), and the frames the data page charts (`charts`).
+
+May import: the shared vocabulary (core.findings, core.pins, core.paths).
+"""

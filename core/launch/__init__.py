@@ -1,0 +1,7 @@
+"""Launch-script checking: the static bash reader (`script`), the argument catalog (`catalog`, and its
+builder `catalog_build`, which reads slime, Megatron-LM and SGLang sources with `ast`), and the rules
+(`check`) that judge a launch before any GPU is used.
+
+May import: the shared vocabulary (core.findings, core.pins, core.paths, core.model_scripts, core.batch)
+and the roots of other capabilities (core.memory for profile limits).
+"""
