@@ -20,6 +20,8 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     SCRIPT009 info     the train command sits inside an if, loop or function
     SCRIPT010 warning  a here-document that is never closed
     SCRIPT011 info     checks skipped because unresolved words could hide flags
+    SCRIPT012 warning  a value or the script's expansions past the reader's size limits: left unresolved
+    SCRIPT013 warning  a character bash reads as part of a word although it looks like a space (NBSP, lone CR...)
     ARG001    error    unknown flag: slime silently ignores it (with a did-you-mean)
     ARG002    warning  a flag given twice with different values (says which one wins)
     ARG003    warning  an abbreviation SGLang's parser silently expands
@@ -121,6 +123,7 @@ from core.launch.script import (
     read_launch_script,
 )
 from core.memory.profile import MAX_GPUS
+from core.paths import PathRefused, containing_roots, decode_text, read_within
 from core.pins import megatron_source, slime_source
 
 ARGS_CARD = "argument-categories"
@@ -198,6 +201,8 @@ _register("SCRIPT008", "Flags outside the train command", ERR, "https://www.gnu.
 _register("SCRIPT009", "Train command inside a conditional", INFO, "https://www.gnu.org/software/bash/manual/")
 _register("SCRIPT010", "Unclosed here-document", WARN, "https://www.gnu.org/software/bash/manual/")
 _register("SCRIPT011", "Checks skipped: hidden words", INFO, "")
+_register("SCRIPT012", "Value too large to expand", WARN, "")
+_register("SCRIPT013", "Unusual whitespace or control character", WARN, "https://www.gnu.org/software/bash/manual/")
 _register("ARG001", "Unknown flag", ERR, SRC_IGNORE_UNKNOWN, ARGS_CARD)
 _register("ARG002", "Repeated flag", WARN, "https://docs.python.org/3/library/argparse.html#action", ARGS_CARD)
 _register("ARG003", "Abbreviated flag", WARN, SRC_SGLANG_PARSE, ARGS_CARD)
@@ -1489,7 +1494,7 @@ def run_rules(ctx: RuleContext) -> list[Finding]:
 _NOTE_CODES = {
     "unterminated": "SCRIPT003", "syntax": "SCRIPT003", "command_substitution": "SCRIPT004", "heredoc": "SCRIPT010",
     "source_model": "SCRIPT007", "source_file": "SCRIPT007", "source_unknown": "SCRIPT007", "too_large": "SCRIPT001",
-    "binary": "SCRIPT001", "not_utf8": "SCRIPT002",
+    "binary": "SCRIPT001", "not_utf8": "SCRIPT002", "too_big": "SCRIPT012", "unusual_char": "SCRIPT013",
 }
 
 
@@ -1610,8 +1615,8 @@ def model_script_resolver(options: CheckOptions) -> Callable[[str], SourcedModel
             candidate = checkout / "scripts" / "models" / f"{name}.sh"
             try:
                 if candidate.is_file() and candidate.stat().st_size < MAX_SCRIPT_CHARS:
-                    return candidate.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                    return decode_text(read_within(candidate, containing_roots(checkout), limit=MAX_SCRIPT_CHARS))
+            except (OSError, PathRefused):  # missing or unreadable, or it leads outside the roots: not read
                 return None
         try:
             scripts = load_model_scripts(MODEL_SCRIPTS_JSON)

@@ -9,11 +9,14 @@ from typing import Any
 from core.launch.catalog import Catalog, CatalogError, ParserSemantics, SkippedFlag, load_catalog
 from core.launch.catalog_build.interpreter import Interpreter
 from core.launch.catalog_build.sources import (
+    MAX_SOURCE_BYTES,
     FilePatch,
     PackageRoot,
     SourceFile,
     SourceTree,
+    allowed_roots,
     parse_unified_diff,
+    read_source_text,
 )
 from core.launch.catalog_build.specs import merge_specs, spec_from_raw
 from core.launch.catalog_build.values import (
@@ -35,7 +38,7 @@ DOCKERFILE = "docker/Dockerfile"
 MAX_DOCKERFILE_BYTES = 1_000_000
 
 
-def _read_dockerfile_patches(slime_dir: Path) -> tuple[str, list[str], list[str], list[str]]:
+def _read_dockerfile_patches(slime_dir: Path, allowed: list[Path]) -> tuple[str, list[str], list[str], list[str]]:
     """PATCH_VERSION and the Megatron and SGLang patch files slime's Dockerfile applies, in order."""
     notes: list[str] = []
     dockerfile = slime_dir / DOCKERFILE
@@ -48,7 +51,7 @@ def _read_dockerfile_patches(slime_dir: Path) -> tuple[str, list[str], list[str]
     if dockerfile.stat().st_size > MAX_DOCKERFILE_BYTES:
         notes.append(f"{DOCKERFILE} is larger than {MAX_DOCKERFILE_BYTES:,} bytes: no Docker patches applied")
         return version, megatron, sglang, notes
-    text = dockerfile.read_text(encoding="utf-8", errors="replace")
+    text = read_source_text(dockerfile, allowed, MAX_DOCKERFILE_BYTES, DOCKERFILE)
     m = re.search(r"^ARG PATCH_VERSION=(\S+)", text, re.M)
     if m:
         version = m.group(1)
@@ -62,24 +65,25 @@ def _read_dockerfile_patches(slime_dir: Path) -> tuple[str, list[str], list[str]
 
 
 def _load_patches(slime_dir: Path, version: str, names: list[str], strip: str, slime_pin: str,
-                  target_prefix: str) -> dict[str, list[FilePatch]]:
+                  target_prefix: str, allowed: list[Path]) -> dict[str, list[FilePatch]]:
     out: dict[str, list[FilePatch]] = {}
     for name in names:
         rel = f"docker/patch/{version}/{name}"
         path = slime_dir / rel
         if not path.is_file():
             continue
-        for target, patch in parse_unified_diff(path.read_text(encoding="utf-8", errors="replace"), rel,
-                                                slime_pin).items():
+        text = read_source_text(path, allowed, MAX_SOURCE_BYTES, rel)
+        for target, patch in parse_unified_diff(text, rel, slime_pin).items():
             key = target[len(strip):] if strip and target.startswith(strip) else target
             out.setdefault(f"{target_prefix}{key}", []).append(patch)
     return out
 
 
-def _router_version(router_dir: Path) -> str:
+def _router_version(router_dir: Path, allowed: list[Path]) -> str:
     path = router_dir / "sglang_router" / "version.py"
     if path.is_file():
-        m = re.search(r"__version__\s*=\s*['\"]([^'\"]+)['\"]", path.read_text(encoding="utf-8"))
+        text = read_source_text(path, allowed, MAX_SOURCE_BYTES, "sglang_router/version.py")
+        m = re.search(r"__version__\s*=\s*['\"]([^'\"]+)['\"]", text)
         if m:
             return m.group(1)
     return "unknown"
@@ -87,12 +91,14 @@ def _router_version(router_dir: Path) -> str:
 
 def build_catalog(slime_dir: Path, megatron_dir: Path | None = None, sglang_dir: Path | None = None,
                   router_dir: Path | None = None, *, pins: dict[str, str] | None = None,
-                  committed: Catalog | None = None) -> Catalog:
+                  committed: Catalog | None = None, allowed: list[Path] | None = None) -> Catalog:
     """Read the source trees and return the catalog of every flag slime's parsers accept.
 
     `sglang_dir` is an unpacked SGLang wheel (holding `sglang/`), `router_dir` an unpacked sglang-router
     wheel (holding `sglang_router/`). Parts not given are taken from the committed catalog (or
     `committed`), and the returned pins say so. `pins` overrides the pin labels used in citations.
+    Every file is read only inside `allowed` (by default, core.paths.containing_roots of each directory
+    given): a file that is, or sits under, a link leading elsewhere is refused, never read.
 
     Raises CatalogError, and nothing else, when the trees cannot be read into a catalog: a missing,
     unreadable or oversized file, Python that does not parse (a syntax error, NUL bytes), an entry
@@ -102,7 +108,7 @@ def build_catalog(slime_dir: Path, megatron_dir: Path | None = None, sglang_dir:
     slime_dir = Path(slime_dir)
     reading = ["the source trees"]
     try:
-        return _build_catalog(slime_dir, megatron_dir, sglang_dir, router_dir, pins, committed, reading)
+        return _build_catalog(slime_dir, megatron_dir, sglang_dir, router_dir, pins, committed, reading, allowed)
     except CatalogError:
         raise
     except BuildLimitExceeded as exc:
@@ -120,7 +126,8 @@ def build_catalog(slime_dir: Path, megatron_dir: Path | None = None, sglang_dir:
 
 
 def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path | None, router_dir: Path | None,
-                   pins: dict[str, str] | None, committed: Catalog | None, reading: list[str]) -> Catalog:
+                   pins: dict[str, str] | None, committed: Catalog | None, reading: list[str],
+                   allowed: list[Path] | None) -> Catalog:
     """build_catalog's work; `reading` gets the phase in progress, for error messages."""
     if not (slime_dir / SLIME_ARGS).is_file():
         raise CatalogError(f"{slime_dir} does not look like a slime checkout: {SLIME_ARGS} is missing.")
@@ -130,7 +137,9 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
     if fallback is None and (megatron_dir is None or sglang_dir is None or router_dir is None):
         fallback = load_catalog()
 
-    version, megatron_patches, sglang_patches, notes = _read_dockerfile_patches(slime_dir)
+    if allowed is None:
+        allowed = allowed_roots([Path(d) for d in (slime_dir, megatron_dir, sglang_dir, router_dir) if d is not None])
+    version, megatron_patches, sglang_patches, notes = _read_dockerfile_patches(slime_dir, allowed)
     patches: dict[str, list[FilePatch]] = {}
     roots = [PackageRoot("slime", slime_dir, "", slime_pin, "slime")]
     out_pins: dict[str, str] = {"slime": pins.get("slime_label", slime_pin if slime_pin != LOCAL_PIN
@@ -138,20 +147,20 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
     if megatron_dir is not None:
         megatron_pin = pins.get("megatron", MEGATRON_SHORT)
         roots.append(PackageRoot("megatron", Path(megatron_dir), "", megatron_pin, "megatron"))
-        patches.update(_load_patches(slime_dir, version, megatron_patches, "", slime_pin, ""))
+        patches.update(_load_patches(slime_dir, version, megatron_patches, "", slime_pin, "", allowed))
         out_pins["megatron"] = megatron_pin
     else:
         out_pins["megatron"] = f"{fallback.pins.get('megatron', MEGATRON_SHORT)} (from the committed catalog)"
     if sglang_dir is not None:
         sglang_pin = pins.get("sglang", SGLANG_VERSION)
         roots.append(PackageRoot("sglang", Path(sglang_dir), "python/", sglang_pin, "sglang"))
-        for key, plist in _load_patches(slime_dir, version, sglang_patches, "", slime_pin, "").items():
+        for key, plist in _load_patches(slime_dir, version, sglang_patches, "", slime_pin, "", allowed).items():
             patches.setdefault(key, []).extend(plist)
         out_pins["sglang"] = sglang_pin
     else:
         out_pins["sglang"] = f"{fallback.pins.get('sglang', SGLANG_VERSION)} (from the committed catalog)"
     if router_dir is not None:
-        router_version = _router_version(Path(router_dir))
+        router_version = _router_version(Path(router_dir), allowed)
         router_pin = pins.get("sglang_router", router_version)
         roots.append(PackageRoot("sglang_router", Path(router_dir), "", f"sglang-router-{router_pin}", "router"))
         out_pins["sglang_router"] = router_pin
@@ -159,7 +168,7 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
         out_pins["sglang_router"] = f"{fallback.pins.get('sglang_router', '?')} (from the committed catalog)"
     out_pins["docker_patch_version"] = version
 
-    tree = SourceTree(roots, patches)
+    tree = SourceTree(roots, patches, allowed)
     interp = Interpreter(tree, fallback)
     slime_args = tree.module("slime.utils.arguments")
     if slime_args is None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.launch.catalog import CatalogError
+from core.paths import PathRefused, containing_roots, decode_text, read_within
 
 # Limits on what one build reads (see values.py for the interpreter's own limits).
 MAX_SOURCE_BYTES = 4_000_000  # one Python file
@@ -128,6 +129,26 @@ def _find_block(rows: list[str], block: list[str], guess: int) -> int | None:
     return None
 
 
+def allowed_roots(directories: list[Path]) -> list[Path]:
+    """Where files read through these source directories may lie: see core.paths.containing_roots."""
+    out: list[Path] = []
+    for directory in directories:
+        out.extend(r for r in containing_roots(directory) if r not in out)
+    return out
+
+
+def read_source_text(path: Path, allowed: list[Path], limit: int, cite_path: str) -> str:
+    """The text of one upstream file, read only inside `allowed` (links and swaps included); CatalogError when
+    it leads outside them or is larger than `limit` bytes."""
+    try:
+        data = read_within(path, allowed, limit=limit)
+    except PathRefused as exc:
+        raise CatalogError(f"{cite_path} is not read: {exc}") from None
+    if len(data) > limit:
+        raise CatalogError(f"{cite_path} is larger than {limit:,} bytes.")
+    return decode_text(data)
+
+
 @dataclass
 class PackageRoot:
     package: str
@@ -140,8 +161,10 @@ class PackageRoot:
 class SourceTree:
     """Finds and parses modules of the four upstream packages by dotted name."""
 
-    def __init__(self, roots: list[PackageRoot], patches: dict[str, list[FilePatch]] | None = None) -> None:
+    def __init__(self, roots: list[PackageRoot], patches: dict[str, list[FilePatch]] | None = None,
+                 allowed: list[Path] | None = None) -> None:
         self.roots = roots
+        self.allowed = allowed if allowed is not None else allowed_roots([r.directory for r in roots])
         self.patches = patches or {}
         self._cache: dict[str, SourceFile | None] = {}
         self.patch_notes: list[str] = []
@@ -179,7 +202,7 @@ class SourceTree:
             if self.bytes_read > MAX_TREE_SOURCE_BYTES:
                 raise CatalogError(f"reading {cite_path} takes the sources read past {MAX_TREE_SOURCE_BYTES:,} "
                                    "bytes, the static reader's limit for one build.")
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_source_text(path, self.allowed, MAX_SOURCE_BYTES, cite_path)
         except OSError as exc:
             raise CatalogError(f"{cite_path} cannot be read: {exc.strerror or exc}.") from None
         original_line: dict[int, int] | None = None

@@ -15,13 +15,16 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from core.launch.script.interpreter import _MODEL_SCRIPT_RE, _SIBLING_SCRIPT_RE, _Reader
-from core.launch.script.lexer import Seg, Tok, TooDeep, _Lexer
+from core.launch.script.lexer import Seg, Tok, TooDeep, _Lexer, unusual_character_notes
 from core.launch.script.model import (
     MAX_EXPANDED_WORDS,
+    MAX_EXPANSION_WORK,
+    MAX_INT_DIGITS,
     MAX_NESTING,
     MAX_NOTES_PER_KIND,
     MAX_SCRIPT_CHARS,
     MAX_SOURCE_DEPTH,
+    MAX_VALUE_CHARS,
     LaunchCommand,
     ReadScript,
     ScriptNote,
@@ -30,11 +33,11 @@ from core.launch.script.model import (
     SourceResolver,
     StrayCommand,
 )
-from core.launch.script.values import Array, Scalar, _arith, _Unresolved
+from core.launch.script.values import Array, ExpansionLimit, Scalar, _arith, _Unresolved
 
 __all__ = [
-    "MAX_EXPANDED_WORDS", "MAX_NESTING", "MAX_NOTES_PER_KIND", "MAX_SCRIPT_CHARS", "MAX_SOURCE_DEPTH", "Array",
-    "DecodedText", "LaunchCommand", "ReadScript", "Scalar", "ScriptNote", "ScriptWord", "Seg", "SourceResolver",
+    "MAX_EXPANDED_WORDS", "MAX_EXPANSION_WORK", "MAX_INT_DIGITS", "MAX_NESTING", "MAX_NOTES_PER_KIND", "MAX_SCRIPT_CHARS", "MAX_SOURCE_DEPTH", "MAX_VALUE_CHARS", "Array",
+    "DecodedText", "ExpansionLimit", "LaunchCommand", "ReadScript", "Scalar", "ScriptNote", "ScriptWord", "Seg", "SourceResolver",
     "SourcedModel", "StrayCommand", "Tok", "TooDeep", "_Unresolved", "_arith", "decode_script_bytes",
     "looks_like_arg_list", "model_script_name", "read_arg_list_text", "read_launch_script",
 ]
@@ -81,6 +84,7 @@ def read_launch_script(text: str, resolver: SourceResolver | None = None) -> Rea
                                                        "Nothing was checked."))
         return ReadScript(commands=[], notes=notes, scalars={}, arrays={}, stray_commands=[])
     text = text.replace("\r\n", "\n")
+    notes.extend(unusual_character_notes(text))
     reader = _Reader(resolver, notes)
     reader.lines = text.split("\n")
     try:
@@ -88,6 +92,8 @@ def read_launch_script(text: str, resolver: SourceResolver | None = None) -> Rea
     except (TooDeep, RecursionError) as exc:
         reason = str(exc) if isinstance(exc, TooDeep) else "expansions are nested too deeply"
         notes.append(ScriptNote(kind="unterminated", message=f"The script could not be read to the end: {reason}."))
+    except ExpansionLimit as exc:
+        notes.append(_expansion_limit_note(exc))
     return ReadScript(
         commands=reader.commands, notes=notes,
         scalars={k: v.value for k, v in reader.state.scalars.items()},
@@ -122,8 +128,10 @@ def looks_like_arg_list(text: str) -> bool:
 def read_arg_list_text(text: str) -> tuple[list[ScriptWord], list[ScriptNote], bool]:
     """Split a pasted argument list (flags over one or many lines, with or without backslashes) into words."""
     notes: list[ScriptNote] = []
+    text = text.replace("\r\n", "\n")
+    notes.extend(unusual_character_notes(text))
     try:
-        toks = _Lexer(text.replace("\r\n", "\n"), notes).tokens()
+        toks = _Lexer(text, notes).tokens()
     except (TooDeep, RecursionError):
         notes.append(ScriptNote(kind="unterminated", message="The list nests quotes or expansions too deeply to "
                                                              "read."))
@@ -131,10 +139,21 @@ def read_arg_list_text(text: str) -> tuple[list[ScriptWord], list[ScriptNote], b
     reader = _Reader(None, notes)
     words: list[ScriptWord] = []
     complete = True
-    for t in toks:
-        if t.kind != "word":
-            continue
-        got, ok = reader.expand_word(t)
-        complete = complete and ok
-        words.extend(got)
+    try:
+        for t in toks:
+            if t.kind != "word":
+                continue
+            got, ok = reader.expand_word(t)
+            complete = complete and ok
+            words.extend(got)
+    except ExpansionLimit as exc:
+        notes.append(_expansion_limit_note(exc))
+        complete = False
     return words, notes, complete
+
+
+def _expansion_limit_note(exc: ExpansionLimit) -> ScriptNote:
+    where = f" near line {exc.line}" if exc.line else ""
+    return ScriptNote(kind="too_big", line=exc.line, message=(
+        f"The checker stopped reading{where}: {exc} (a variable doubled again and again?), past what a launch "
+        "script needs; what came before was checked."))

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
-from core.launch.script.model import MAX_NESTING, ScriptNote
+from core.launch.script.model import MAX_NESTING, MAX_NOTES_PER_KIND, ScriptNote
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
-_PLAIN_RUN = re.compile(r"[^\s;&|()<>'\"\\$`#]+")
-_PLAIN_RUN_NO_HASH = re.compile(r"[^\s;&|()<>'\"\\$`]+")
+# A word runs to the next bash metacharacter (space, tab, newline, ;&|()<>) or quoting character. Any other
+# character, a no-break space or a carriage return included, is part of the word, as in bash.
+_PLAIN_RUN = re.compile(r"[^ \t\n;&|()<>'\"\\$`#]+")
+_PLAIN_RUN_NO_HASH = re.compile(r"[^ \t\n;&|()<>'\"\\$`]+")
 _KEYWORDS = frozenset({"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case", "esac",
                        "{", "}", "!", "function", "select", "time", "in"})
 _METACHARS = " \t\n;&|()<>"
@@ -361,7 +364,8 @@ class _Lexer:
                 m = (_PLAIN_RUN if first else _PLAIN_RUN_NO_HASH).match(s, self.i)
                 if not m:  # '#' at word start is handled by the caller
                     m = _PLAIN_RUN_NO_HASH.match(s, self.i)
-                segs.append(Seg("lit", self._advance_to(m.end()), False))
+                end = m.end() if m else self.i + 1  # always move on: no character can stop the reader
+                segs.append(Seg("lit", self._advance_to(end), False))
             first = False
         raw = s[start:self.i]
         if not raw:
@@ -428,7 +432,7 @@ class _Lexer:
             if self.i < n and s[self.i] == "(" and _ASSIGN_RE.match(tok.value) and tok.value.endswith("="):
                 out.append(self._read_array(tok))
                 continue
-            if self.i < n and s[self.i] in "<>" and tok.value.isdigit():
+            if self.i < n and s[self.i] in "<>" and tok.value.isascii() and tok.value.isdigit():
                 continue  # a file-descriptor number in front of a redirection (2>&1)
             out.append(tok)
         return out
@@ -486,3 +490,49 @@ class _Lexer:
 
 
 # --------------------------------------------------------------------------------------------------
+
+
+# Characters that look like spaces or line breaks, or show nothing at all, but that bash reads as part of a
+# word: other Unicode spaces (no-break, full-width...), line and paragraph separators, control characters
+# other than tab and newline (a lone carriage return, vertical tab, form feed...), zero-width and direction
+# marks, and a byte-order mark inside the text.
+_UNUSUAL_CHAR = re.compile("[^\\S \t\n]|[\x00-\x08\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                           "\u2066-\u2069\ufeff]")
+_CHAR_NAMES = {"\r": "a carriage return (CR) that does not end a line", "\x0b": "a vertical tab",
+               "\x0c": "a form feed", "\xa0": "a no-break space", "\u2028": "a Unicode line separator",
+               "\u2029": "a Unicode paragraph separator", "\u3000": "a full-width (ideographic) space",
+               "\u200b": "a zero-width space", "\ufeff": "a byte-order mark"}
+
+
+def _char_name(c: str) -> str:
+    code = f"U+{ord(c):04X}"
+    if c in _CHAR_NAMES:
+        return f"{_CHAR_NAMES[c]} ({code})"
+    name = unicodedata.name(c, "")
+    return f"the character {name.lower()} ({code})" if name else f"a control character ({code})"
+
+
+def unusual_character_notes(text: str) -> list[ScriptNote]:
+    """One note per line holding a character bash reads as part of a word although it looks like a space,
+    a line break or nothing (at most MAX_NOTES_PER_KIND notes; the last one counts the rest)."""
+    notes: list[ScriptNote] = []
+    line, pos, last_line, more, first_more = 1, 0, 0, 0, 0
+    for m in _UNUSUAL_CHAR.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        if line == last_line:
+            continue
+        last_line = line
+        if len(notes) < MAX_NOTES_PER_KIND - 1:
+            column = m.start() - text.rfind("\n", 0, m.start())
+            notes.append(ScriptNote(kind="unusual_char", line=line, subject=f"U+{ord(m.group()):04X}", message=(
+                f"Line {line}, column {column} has {_char_name(m.group())}. bash does not read it as a space or a "
+                "line break: it becomes part of the word around it, which can turn a flag or value into one slime "
+                "does not know. Replace it with a plain space or newline (or delete it).")))
+        else:
+            more += 1
+            first_more = first_more or line
+    if more:
+        notes.append(ScriptNote(kind="unusual_char", line=first_more, message=(
+            f"{more} more line(s), from line {first_more} on, have such characters too.")))
+    return notes

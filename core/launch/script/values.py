@@ -8,7 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.launch.script.lexer import _ASSIGN_RE, _NAME_RE, Seg, Tok, _Lexer
-from core.launch.script.model import MAX_EXPANDED_WORDS, MAX_NESTING, ScriptNote, ScriptWord
+from core.launch.script.model import (
+    MAX_EXPANDED_WORDS,
+    MAX_EXPANSION_WORK,
+    MAX_INT_DIGITS,
+    MAX_NESTING,
+    MAX_VALUE_CHARS,
+    WORD_COST,
+    ScriptNote,
+    ScriptWord,
+)
 
 
 @dataclass(slots=True)
@@ -38,9 +47,24 @@ class _Unresolved(Exception):
     pass
 
 
+class ExpansionLimit(Exception):
+    """The script's expansions took more than MAX_EXPANSION_WORK; the reader stops and says so."""
+
+    def __init__(self, line: int | None) -> None:
+        super().__init__(f"its values expand to more than {MAX_EXPANSION_WORK:,} characters in all")
+        self.line = line
+
+
+def _bash_int(digits: str, shown: str) -> int:
+    """A decimal integer as bash reads it; _Unresolved when it has more digits than a 64-bit integer holds."""
+    if len(digits.lstrip("-").lstrip("0")) > MAX_INT_DIGITS:
+        raise _Unresolved(f"{shown[:40]}{'...' if len(shown) > 40 else ''} is larger than bash's 64-bit integers")
+    return int(digits, 10)
+
+
 def _arith(expr: str, lookup: Callable[[str], str | None]) -> int:
     """Evaluate bash integer arithmetic (+ - * / % ** and parentheses); raise _Unresolved when it cannot."""
-    toks = re.findall(r"\s*(\d+|[A-Za-z_][A-Za-z0-9_]*|\*\*|[-+*/%()]|\S)", expr.replace("$", ""))
+    toks = re.findall(r"\s*([0-9]+|[A-Za-z_][A-Za-z0-9_]*|\*\*|[-+*/%()]|\S)", expr.replace("$", ""))
     pos = 0
 
     def peek() -> str | None:
@@ -71,16 +95,16 @@ def _arith(expr: str, lookup: Callable[[str], str | None]) -> int:
             return -atom()
         if t == "+":
             return atom()
-        if t.isdigit():
-            return int(t, 10)
+        if t.isascii() and t.isdigit():
+            return _bash_int(t, t)
         if _NAME_RE.fullmatch(t):
             raw = lookup(t)
             if raw is None:
                 raise _Unresolved(f"${t} is not known")
             raw = raw.strip()
-            if not re.fullmatch(r"-?\d+", raw):
-                raise _Unresolved(f"${t}={raw!r} is not an integer")
-            return int(raw)
+            if not re.fullmatch(r"-?[0-9]+", raw):
+                raise _Unresolved(f"${t}={raw[:40]!r} is not an integer")
+            return _bash_int(raw, f"${t}")
         raise _Unresolved(f"unsupported operator {t!r}")
 
     def power() -> int:
@@ -131,6 +155,7 @@ class _Field:
     spread: bool = False
     reason: str | None = None
     base: ScriptWord | None = None  # the array element (or assignment) the text came from
+    size: int = 0  # characters in parts
 
 
 class _Expander:
@@ -143,6 +168,12 @@ class _Expander:
         self.origin: str | None = None
         self.origin_line: int | None = None  # line of the `source` in the top-level script
         self._noted: set[tuple[str, str]] = set()
+        self.work = 0  # characters and words produced by expansions so far (see MAX_EXPANSION_WORK)
+
+    def _charge(self, units: int, line: int | None) -> None:
+        self.work += units
+        if self.work > MAX_EXPANSION_WORK:
+            raise ExpansionLimit(self._loc(line))
 
     def _note_once(self, kind: str, subject: str, line: int | None, message: str) -> None:
         if (kind, subject) in self._noted:
@@ -228,19 +259,34 @@ class _Expander:
         unquoted unresolved expansion might have produced words we cannot see."""
         fields: list[_Field] = [_Field()]
         complete = True
+        self._charge(WORD_COST, line)
+
+        def put(f: _Field, text: str) -> None:
+            f.parts.append(text)
+            f.size += len(text)
+            self._charge(len(text), line)
+            if f.size > MAX_VALUE_CHARS:
+                self._note_once("too_big", f"value:{self._loc(line)}", self._loc(line), (
+                    f"A value on line {self._loc(line)} grows past {MAX_VALUE_CHARS:,} characters; the checker "
+                    "leaves it unresolved instead of building it (a variable doubled again and again?)."))
+                raise _Unresolved(f"its value grows past {MAX_VALUE_CHARS:,} characters")
+
+        def new_field() -> None:
+            fields.append(_Field())
+            self._charge(WORD_COST, line)
 
         def add_text(text: str, quoted: bool, base: ScriptWord | None) -> None:
             if quoted or not split:
                 f = fields[-1]
-                f.parts.append(text)
+                put(f, text)
                 f.kept = f.kept or quoted
                 f.base = base or f.base
                 return
             for k, piece in enumerate(re.split(r"[ \t\n]+", text)):
                 if k > 0:
-                    fields.append(_Field())
+                    new_field()
                 if piece:
-                    fields[-1].parts.append(piece)
+                    put(fields[-1], piece)
                     fields[-1].base = base or fields[-1].base
 
         def mark_unresolved(reason: str, quoted: bool, base: ScriptWord | None = None) -> None:
@@ -256,7 +302,7 @@ class _Expander:
 
         for seg in segs:
             if seg.kind == "lit":
-                add_text(seg.text, True, None) if seg.quoted else fields[-1].parts.append(seg.text)
+                add_text(seg.text, True, None) if seg.quoted else put(fields[-1], seg.text)
                 continue
             if seg.kind == "cmd":
                 mark_unresolved("it is a command substitution, which the checker never runs", seg.quoted)
@@ -288,11 +334,11 @@ class _Expander:
             for k, w in enumerate(value):
                 if k > 0:
                     if seg.op == "[*]" and seg.quoted:
-                        fields[-1].parts.append(" ")
+                        put(fields[-1], " ")
                     else:
-                        fields.append(_Field())
+                        new_field()
                 if not w.resolved:
-                    fields[-1].parts.append(w.text)
+                    put(fields[-1], w.text)
                     mark_unresolved(w.reason or "unresolved", seg.quoted, w)
                     continue
                 add_text(w.text, seg.quoted or not split, w)
@@ -357,6 +403,13 @@ class _Expander:
                 self.state.scalars[name] = Scalar(None, line, prev.reason)
                 return
             text = prev.value + text
+        if len(text) > MAX_VALUE_CHARS:
+            self._note_once("too_big", f"value:{self._loc(line)}", self._loc(line), (
+                f"${name} on line {self._loc(line)} grows past {MAX_VALUE_CHARS:,} characters; the checker leaves "
+                "it unresolved instead of building it (a variable doubled again and again?)."))
+            self.state.arrays.pop(name, None)
+            self.state.scalars[name] = Scalar(None, line, f"${name} grows past {MAX_VALUE_CHARS:,} characters")
+            return
         self.state.arrays.pop(name, None)
         self.state.scalars[name] = Scalar(text, line)
 
@@ -364,7 +417,8 @@ class _Expander:
                         line: int) -> None:
         """`NAME[i]=value` with a literal index on a known array replaces (or appends) one element."""
         arr = self.state.arrays.get(name)
-        if arr is None or arr.words is None or not index.isdigit() or int(index) > len(arr.words):
+        if (arr is None or arr.words is None or not (index.isascii() and index.isdigit())
+                or len(index) > MAX_INT_DIGITS or int(index) > len(arr.words)):
             self.state.arrays[name] = Array(None, line, f"{name}[{index}]= changes the array in a way the checker "
                                             "does not follow")
             return
