@@ -93,3 +93,13 @@ def test_bare_list_uses_the_chosen_entry(app_env, make_app):
     at.selectbox(key="ca_entry").set_value("train_async.py")
     at.text_area(key="ca_text").input("--rollout-batch-size 8 --colocate").run()
     assert "ENTRY001" in texts(at.error)
+
+
+def test_pasted_script_with_odd_whitespace_shows_a_finding(app_env, make_app):
+    """Lone CR, NBSP, VT, FF, U+2028 and U+3000 used to stop the bash reader with a traceback (issue 15)."""
+    saved(app_env)
+    at = make_app(PAGE).run()
+    script = "python3 train.py --lr\xa01e-6 --seed 1\r--x\x0b1 --y\x0c2 --z\u20283 --w\u30004\n"
+    at.text_area(key="ca_text").input(script).run()
+    assert not at.exception
+    assert "SCRIPT013" in texts(at.warning) + texts(at.error) + texts(at.markdown) + texts(at.info)
