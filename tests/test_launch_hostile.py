@@ -212,3 +212,22 @@ def test_draft_json_usage_problem_is_one_line_on_stderr(capsys):
     rc, out, err = run_cli(capsys, "draft", "grpo", "--model", "Qwen3-4B", "--data", "/d.jsonl", "--gpus", "0",
                            "--format", "json")
     assert rc == 2 and not out and len(err.strip().splitlines()) == 1
+
+
+def test_blocks_nested_past_the_limit_stop_the_reader_with_a_finding():
+    from core.launch.script import MAX_BLOCK_DEPTH
+
+    script = "if x; then\n" * (MAX_BLOCK_DEPTH + 5) + "python3 train.py --a 1\n" + "fi\n" * (MAX_BLOCK_DEPTH + 5)
+    read = read_launch_script(script)
+    assert any(n.kind == "unterminated" and str(MAX_BLOCK_DEPTH) in n.message for n in read.notes)
+
+
+def test_branches_see_only_the_names_they_changed():
+    """The journal of changes must not lose a change: values set in one branch only become unknown, values
+    all branches agree on stay, arrays that only grow keep their shared start."""
+    script = ("A=1\nB=1\nARGS=(--a 1)\nif x; then\n  A=2\n  ARGS+=(--b 2)\nelse\n  B=1\nfi\n"
+              "for i in 1 2; do C=3; done\npython3 train.py ${ARGS[@]} --c $A --d $B\n")
+    read = read_launch_script(script)
+    assert read.scalars["A"] is None and read.scalars["B"] == "1" and read.scalars["C"] is None
+    assert [w.text for w in read.arrays["ARGS"]] == ["--a", "1", "--b", "2"]
+    assert [w.conditional for w in read.arrays["ARGS"]] == [False, False, True, True]

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from core.launch.script.interpreter import _MODEL_SCRIPT_RE, _SIBLING_SCRIPT_RE, _Reader
 from core.launch.script.lexer import Seg, Tok, TooDeep, _Lexer, unusual_character_notes
 from core.launch.script.model import (
+    MAX_BLOCK_DEPTH,
     MAX_EXPANDED_WORDS,
     MAX_EXPANSION_WORK,
     MAX_INT_DIGITS,
@@ -36,7 +37,7 @@ from core.launch.script.model import (
 from core.launch.script.values import Array, ExpansionLimit, Scalar, _arith, _Unresolved
 
 __all__ = [
-    "MAX_EXPANDED_WORDS", "MAX_EXPANSION_WORK", "MAX_INT_DIGITS", "MAX_NESTING", "MAX_NOTES_PER_KIND", "MAX_SCRIPT_CHARS", "MAX_SOURCE_DEPTH", "MAX_VALUE_CHARS", "Array",
+    "MAX_BLOCK_DEPTH", "MAX_EXPANDED_WORDS", "MAX_EXPANSION_WORK", "MAX_INT_DIGITS", "MAX_NESTING", "MAX_NOTES_PER_KIND", "MAX_SCRIPT_CHARS", "MAX_SOURCE_DEPTH", "MAX_VALUE_CHARS", "Array",
     "DecodedText", "ExpansionLimit", "LaunchCommand", "ReadScript", "Scalar", "ScriptNote", "ScriptWord", "Seg", "SourceResolver",
     "SourcedModel", "StrayCommand", "Tok", "TooDeep", "_Unresolved", "_arith", "decode_script_bytes",
     "looks_like_arg_list", "model_script_name", "read_arg_list_text", "read_launch_script",

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from core.launch.script.lexer import _ASSIGN_RE, _KEYWORDS, _NAME_RE, Tok, _Lexer
+from core.launch.script.lexer import _ASSIGN_RE, _KEYWORDS, _NAME_RE, Tok, TooDeep, _Lexer
 from core.launch.script.model import (
+    MAX_BLOCK_DEPTH,
     MAX_EXPANDED_WORDS,
     MAX_SOURCE_DEPTH,
     LaunchCommand,
@@ -71,15 +72,24 @@ class _Reader(_Expander):
                 break
             i += 1
             if sep == "(":
-                frames.append({"kind": "subshell", "snap": self.state.copy()})
+                self._open(frames, {"kind": "subshell"})
             elif sep == ")" and frames and frames[-1]["kind"] == "subshell":
                 self.state = frames.pop()["snap"]
             after_andor = sep in ("&&", "||")
 
+    def _open(self, frames: list[dict], frame: dict) -> None:
+        """Enter an if, loop, case, function, group or subshell: keep the state as it was, and where its
+        journal of changes stood."""
+        if len(frames) >= MAX_BLOCK_DEPTH:
+            raise TooDeep(f"if, loop and function blocks are nested more than {MAX_BLOCK_DEPTH} deep")
+        frame["snap"] = self.state.copy()
+        frame["mark"] = len(self.state.journal)
+        frames.append(frame)
+
     def _keyword(self, kw: str, frames: list[dict], toks: list[Tok], i: int) -> int:
         """Apply a reserved word; return the index of the next token to read."""
         if kw == "if":
-            frames.append({"kind": "if", "snap": self.state.copy(), "branches": [], "has_else": False})
+            self._open(frames, {"kind": "if", "branches": [], "has_else": False})
         elif kw in ("elif", "else") and frames and frames[-1]["kind"] == "if":
             f = frames[-1]
             f["branches"].append(self.state)
@@ -88,22 +98,23 @@ class _Reader(_Expander):
         elif kw == "fi" and frames and frames[-1]["kind"] == "if":
             f = frames.pop()
             branches = [*f["branches"], self.state] + ([] if f["has_else"] else [f["snap"]])
-            self.state = _merge(f["snap"], branches)
+            self.state = _merge(f["snap"], branches, self.state.changed_since(f["mark"]))
         elif kw in ("for", "while", "until", "select", "case"):
-            frames.append({"kind": "case" if kw == "case" else "loop", "snap": self.state.copy()})
+            self._open(frames, {"kind": "case" if kw == "case" else "loop"})
             if kw in ("for", "select", "case"):
                 i = self._skip_header(kw, toks, i)
         elif kw in ("done", "esac") and frames and frames[-1]["kind"] in ("loop", "case"):
             f = frames.pop()
             why = "it is set inside a loop" if kw == "done" else "it is set inside a case statement"
-            self.state = _blur(f["snap"], self.state, why)
+            self.state = _blur(f["snap"], self.state, why, self.state.changed_since(f["mark"]))
         elif kw == "{":
-            frames.append({"kind": "func" if self.pending_func else "group", "snap": self.state.copy()})
+            self._open(frames, {"kind": "func" if self.pending_func else "group"})
             self.pending_func = False
         elif kw == "}" and frames and frames[-1]["kind"] in ("func", "group"):
             f = frames.pop()
             if f["kind"] == "func":
-                self.state = _blur(f["snap"], self.state, "it is set inside a function")
+                self.state = _blur(f["snap"], self.state, "it is set inside a function",
+                                   self.state.changed_since(f["mark"]))
         elif kw == "function":
             self.pending_func = True
             while i < len(toks) and toks[i].kind == "word" and toks[i].value != "{":

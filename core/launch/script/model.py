@@ -11,6 +11,7 @@ MAX_EXPANDED_WORDS = 20_000
 MAX_SOURCE_DEPTH = 4
 MAX_NESTING = 64  # nested ${...:-...}, quotes or parentheses deeper than this are refused, not recursed into
 MAX_NOTES_PER_KIND = 20
+MAX_BLOCK_DEPTH = 200  # if, loop, function and subshell blocks nested deeper stop the reader with a finding
 MAX_INT_DIGITS = 19  # bash integers are 64-bit: a longer number is left unresolved, never converted
 MAX_VALUE_CHARS = 100_000  # one expanded value (a word, a variable); a longer one is left unresolved
 # Total work of all expansions in one read: characters produced plus WORD_COST per word. The largest pinned

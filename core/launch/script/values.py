@@ -34,13 +34,44 @@ class Array:
     reason: str | None = None
 
 
-@dataclass
+class _Vars(dict):
+    """A variable table that writes the name of every change to a journal shared by every copy of a state, so
+    that the end of an if, loop or function looks only at the names changed inside it (not at every variable,
+    which made a script of many small ifs quadratic)."""
+
+    __slots__ = ("journal",)
+
+    def __init__(self, items: dict | tuple = (), journal: list[str] | None = None) -> None:
+        super().__init__(items)
+        self.journal: list[str] = journal if journal is not None else []
+
+    def __setitem__(self, name: str, value: object) -> None:
+        self.journal.append(name)
+        super().__setitem__(name, value)
+
+    def pop(self, name: str, *default: object) -> object:
+        self.journal.append(name)
+        return super().pop(name, *default)
+
+
 class _State:
-    scalars: dict[str, Scalar] = field(default_factory=dict)
-    arrays: dict[str, Array] = field(default_factory=dict)
+    __slots__ = ("scalars", "arrays")
+
+    def __init__(self, scalars: _Vars | None = None, arrays: _Vars | None = None) -> None:
+        journal: list[str] = []
+        self.scalars: _Vars = scalars if scalars is not None else _Vars((), journal)
+        self.arrays: _Vars = arrays if arrays is not None else _Vars((), journal)
+
+    @property
+    def journal(self) -> list[str]:
+        return self.scalars.journal
 
     def copy(self) -> _State:
-        return _State(dict(self.scalars), dict(self.arrays))
+        return _State(_Vars(self.scalars, self.scalars.journal), _Vars(self.arrays, self.arrays.journal))
+
+    def changed_since(self, mark: int) -> list[str]:
+        """Names set or unset since the journal had `mark` entries, in the order first changed."""
+        return list(dict.fromkeys(self.journal[mark:]))
 
 
 class _Unresolved(Exception):
@@ -455,10 +486,11 @@ class _Expander:
         self.state.arrays[name] = Array(tuple(words), tok.line)
 
 
-def _merge(snap: _State, branches: list[_State]) -> _State:
-    """Join the states at the end of an if: a value all branches agree on stays, the rest become unknown."""
+def _merge(snap: _State, branches: list[_State], changed: list[str]) -> _State:
+    """Join the states at the end of an if: a value all branches agree on stays, the rest become unknown.
+    Only the `changed` names can differ between the branches and the state before the if."""
     out = snap.copy()
-    names = set().union(*(b.scalars.keys() for b in branches))
+    names = [n for n in changed if any(n in b.scalars for b in branches)]
     for name in names:
         vals = [b.scalars.get(name) for b in branches]
         texts = {v.value if v is not None else "\0unset" for v in vals}
@@ -471,7 +503,7 @@ def _merge(snap: _State, branches: list[_State]) -> _State:
         else:
             line = next((v.line for v in vals if v is not None), None)
             out.scalars[name] = Scalar(None, line, f"${name} depends on which branch of an if runs")
-    names = set().union(*(b.arrays.keys() for b in branches))
+    names = [n for n in changed if any(n in b.arrays for b in branches)]
     for name in names:
         vals = [b.arrays.get(name) for b in branches]
         if any(v is None or v.words is None for v in vals):
@@ -485,9 +517,7 @@ def _merge(snap: _State, branches: list[_State]) -> _State:
             out.arrays[name] = vals[0]
             continue
         # common prefix stays as is; what differs is kept, marked conditional
-        prefix = 0
-        while all(prefix < len(lst) for lst in lists) and all(lst[prefix] == lists[0][prefix] for lst in lists):
-            prefix += 1
+        prefix = _common_prefix(lists)
         merged = list(lists[0][:prefix])
         for lst in lists:
             merged.extend(w.model_copy(update={"conditional": True}) for w in lst[prefix:])
@@ -495,15 +525,30 @@ def _merge(snap: _State, branches: list[_State]) -> _State:
     return out
 
 
-def _blur(snap: _State, after: _State, why: str) -> _State:
-    """After a loop/case/function: anything it changed is unknown."""
+def _common_prefix(lists: list[tuple[ScriptWord, ...]]) -> int:
+    """How many leading words all lists share. Tried first on the whole shortest length, compared as tuples (in
+    C, identical words at once), as branches that only append share their start."""
+    shortest = min(len(lst) for lst in lists)
+    first = lists[0][:shortest]
+    if all(lst[:shortest] == first for lst in lists):
+        return shortest
+    prefix = 0
+    while all(prefix < len(lst) for lst in lists) and all(lst[prefix] == lists[0][prefix] for lst in lists):
+        prefix += 1
+    return prefix
+
+
+def _blur(snap: _State, after: _State, why: str, changed: list[str]) -> _State:
+    """After a loop/case/function: anything it changed (one of the `changed` names) is unknown."""
     out = after.copy()
-    for name, v in after.scalars.items():
-        if snap.scalars.get(name) is not v:
+    for name in changed:
+        v = after.scalars.get(name)
+        if v is not None and snap.scalars.get(name) is not v:
             out.scalars[name] = Scalar(None, v.line, f"${name} is unknown because {why}")
-    for name, v in after.arrays.items():
-        if snap.arrays.get(name) is not v:
-            out.arrays[name] = Array(None, v.line, f"the array {name} is unknown because {why}")
+    for name in changed:
+        a = after.arrays.get(name)
+        if a is not None and snap.arrays.get(name) is not a:
+            out.arrays[name] = Array(None, a.line, f"the array {name} is unknown because {why}")
     return out
 
 
