@@ -181,9 +181,8 @@ def test_arithmetic_refuses_what_it_cannot_do_safely(expr):
 
 def test_expansion_bombs_are_capped():
     script = "A=(x)\n" + "A=(${A[@]} ${A[@]})\n" * 40 + "python3 train.py ${A[@]}"
-    read = read_launch_script(script)
-    assert read.command is None or len(read.command.args) <= 20_001
-    assert any(n.kind == "too_big" for n in read.notes)
+    cmd = read_launch_script(script).command
+    assert len(cmd.args) <= 20_001
 
 
 @pytest.mark.parametrize(("data", "kind"), [

@@ -15,9 +15,10 @@ MAX_BLOCK_DEPTH = 200  # if, loop, function and subshell blocks nested deeper st
 MAX_INT_DIGITS = 19  # bash integers are 64-bit: a longer number is left unresolved, never converted
 MAX_VALUE_CHARS = 100_000  # one expanded value (a word, a variable); a longer one is left unresolved
 # Total work of all expansions in one read: characters produced plus WORD_COST per word. The largest pinned
-# slime script needs about 37,000 (2%); a variable doubled again and again reaches it in a few lines.
-MAX_EXPANSION_WORK = 2_000_000
-WORD_COST = 64
+# slime script needs about 14,000, a train command of MAX_SCRIPT_CHARS of short flags about 360,000; a
+# variable doubled again and again reaches it in a few lines.
+MAX_EXPANSION_WORK = 4_000_000
+WORD_COST = 16
 
 
 class ScriptWord(BaseModel):
