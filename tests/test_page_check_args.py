@@ -103,3 +103,26 @@ def test_pasted_script_with_odd_whitespace_shows_a_finding(app_env, make_app):
     at.text_area(key="ca_text").input(script).run()
     assert not at.exception
     assert "SCRIPT013" in texts(at.warning) + texts(at.error) + texts(at.markdown) + texts(at.info)
+
+
+def test_checkout_files_linking_outside_the_roots_never_show(app_env, make_app, tmp_path, monkeypatch):
+    """A checkout inside the roots whose model script links outside: its content is not read (issue 15)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.sh").write_text("MODEL_ARGS=(--secret-from-outside 1)\n")
+    checkout = tmp_path / "root" / "slime"
+    (checkout / "scripts" / "models").mkdir(parents=True)
+    (checkout / "slime" / "utils").mkdir(parents=True)
+    (checkout / "slime" / "utils" / "arguments.py").symlink_to(outside / "evil.sh")
+    (checkout / "scripts" / "models" / "evil.sh").symlink_to(outside / "evil.sh")
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path / "root"))
+    saved(app_env)
+    at = make_app(PAGE).run()
+    at.text_input(key="ca_checkout").input(str(checkout)).run()
+    at.text_area(key="ca_text").input('source scripts/models/evil.sh\npython3 train.py "${MODEL_ARGS[@]}"\n').run()
+    assert not at.exception
+    shown = " ".join(str(e.value) for kind in ("markdown", "error", "warning", "info", "success", "caption")
+                     for e in getattr(at, kind))
+    shown += " ".join(str(df.value.to_dict()) for df in at.dataframe)
+    assert "secret-from-outside" not in shown
+    assert "outside the directories" in shown or "leads outside" in shown or "cannot read" in shown
