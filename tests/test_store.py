@@ -1,3 +1,4 @@
+import json
 import multiprocessing as mp
 import threading
 
@@ -26,7 +27,10 @@ def test_stored_records_carry_the_schema_version(store_dir):
     s = Store(store_dir)
     s.save_profile(_profile())
     raw = s.cache.get("profile:default")
-    assert raw["schema"] == SCHEMA_VERSION and raw["data"]["model"] == "Qwen3-4B"
+    assert isinstance(raw, str)  # JSON text, never a pickle
+    envelope = json.loads(raw)
+    assert envelope["schema"] == SCHEMA_VERSION and envelope["data"]["model"] == "Qwen3-4B"
+    assert envelope["kind"] == "Profile"
 
 
 def test_update_changes_only_given_fields(store_dir):
@@ -79,17 +83,19 @@ def test_corrupted_store_is_set_aside_not_lost(store_dir):
     (store_dir / "cache.db").write_bytes(b"this is not a sqlite database" * 100)
     fresh = Store(store_dir)
     assert fresh.active_profile() is None
-    assert len(fresh.notices) == 1 and "kept at" in fresh.notices[0].message
+    assert len(fresh.notices) == 1 and "kept, unchanged, at" in fresh.notices[0].message
     kept = list(store_dir.parent.glob("store.unreadable-*"))
     assert len(kept) == 1 and (kept[0] / "cache.db").read_bytes().startswith(b"this is not")
 
 
 def test_unreadable_record_is_kept_aside_with_a_notice(store_dir):
     s = Store(store_dir)
-    s.cache.set("profile:broken", {"schema": 1, "data": {"model": ""}})
+    s.cache.set("profile:broken", json.dumps({"schema": 1, "data": {"model": ""}}))
     assert s.get_profile("broken") is None
-    assert any("kept aside" in n.message for n in s.notices)
-    assert any(str(k).startswith("unreadable:profile:broken") for k in s.cache.iterkeys())
+    assert any("profile broken could not be read" in n.message and "kept in" in n.message for n in s.notices)
+    kept = list((store_dir / "unreadable").glob("profile_broken-*.txt"))
+    assert len(kept) == 1 and '"model": ""' in kept[0].read_text()
+    assert "profile:broken" not in s.cache
 
 
 def test_newer_schema_is_refused_clearly():
