@@ -40,6 +40,7 @@ class PageMemory:
         self.saved: dict[str, Any] = dict(saved.values) if saved else {}
         owner = f"_memory_owner_{prefix}"
         self._reload = st.session_state.get(owner) != profile.name  # first run, or another profile's values
+        self._seeded: set[str] = set()
         st.session_state[owner] = profile.name
 
     # -- inputs -----------------------------------------------------------------------------------
@@ -49,11 +50,12 @@ class PageMemory:
     def seed(self, name: str, default: Any, valid: Callable[[Any], bool] | None = None) -> str:
         """Put the saved value (else the default) in the session state, unless the widget holds one now."""
         key = self.key(name)
-        if self._reload or key not in st.session_state:
+        if (self._reload and key not in self._seeded) or key not in st.session_state:
             value = self.saved.get(name, default)
             if name not in self.saved or (valid is not None and not valid(value)):
                 value = default
             st.session_state[key] = value
+        self._seeded.add(key)
         return key
 
     def widget(self, factory: Callable[..., Any], label: str, name: str, default: Any, **kwargs: Any) -> Any:
@@ -79,6 +81,11 @@ class PageMemory:
     def _changed_flag(self) -> str:
         return f"_memory_changed_{self.prefix}"
 
+    @property
+    def user_changed(self) -> bool:
+        """Whether this run follows a change the user made on the page (and no progress saved since)."""
+        return bool(st.session_state.get(self._changed_flag))
+
     # -- progress and accepted outputs ------------------------------------------------------------
     def progress(self, *, done: Iterable[str] = (), todo: Iterable[str] = (), summary: str = "") -> None:
         """Save what is done and what is missing, only on a run that follows the user's own change."""
@@ -90,7 +97,11 @@ class PageMemory:
 
     def accept(self, how: str, summary: str, *, output: str | None = None, output_name: str | None = None,
                output_mime: str = "text/plain", done: Iterable[str] = (), todo: Iterable[str] = ()) -> AcceptedOutput:
-        """Keep an output in the workflow's history (a user action: never called by merely showing a page)."""
+        """Keep an output in the workflow's history (a user action: never called by merely showing a page).
+
+        The accepted output now stands for the user's latest change, so no progress is saved for it.
+        """
+        st.session_state.pop(self._changed_flag, None)
         return get_store().accept(self.profile.name, AcceptedOutput(
             id=new_output_id(), workflow=self.workflow.id, accepted_at=time.time(), how=how,
             summary=one_line(summary), done_items=list(done), todo_items=list(todo), output_name=output_name,
