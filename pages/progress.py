@@ -5,7 +5,7 @@ import streamlit as st
 
 from core.memory.store import ACCEPTED_KEPT
 from core.memory.workflows import WORKFLOWS, status_rows
-from ui.common import ensure_app_frame, get_store, plain, require_profile
+from ui.common import ensure_app_frame, get_store, plain, require_profile, show_store_notices
 from ui.memory import when_text
 
 ensure_app_frame()
@@ -24,6 +24,7 @@ profile = require_profile()
 store = get_store()
 rows = status_rows(store.records(profile.name), {wf.id: store.accepted(profile.name, wf.id) for wf in WORKFLOWS},
                    store.pages_with_inputs(profile.name))
+show_store_notices(new_warnings_only=True)
 done = sum(r.status == "done" for r in rows)
 st.write(f"Profile {plain(profile.name)}: {done} of {len(rows)} workflows done.")
 st.caption("A workflow is **done** once you accepted one of its outputs (what counts is said on each page and "

@@ -42,13 +42,19 @@ def get_store() -> Store:
     return Store()
 
 
-def show_store_notices() -> None:
-    """Store problems: an error (answers not kept) on every page; a warning once per browser session."""
-    for i, notice in enumerate(get_store().notices):
+def show_store_notices(*, new_warnings_only: bool = False) -> None:
+    """Store problems: an error (answers not kept) on every page; a warning once per browser session.
+
+    A page that reads many saved items calls it again with `new_warnings_only` after reading them, so that a
+    value found unreadable during this run is reported at once.
+    """
+    shown = st.session_state.setdefault("_store_notices_shown", set())
+    for notice in get_store().notices:
         if notice.level == "error":
-            st.error(plain(notice.message), icon=":material/warning:")
-        elif not st.session_state.get(f"_store_notice_{i}"):
-            st.session_state[f"_store_notice_{i}"] = True
+            if not new_warnings_only:
+                st.error(plain(notice.message), icon=":material/warning:")
+        elif notice.message not in shown:
+            shown.add(notice.message)
             st.warning(plain(notice.message), icon=":material/warning:")
 
 

@@ -72,6 +72,10 @@ class PageMemory:
         """Save a value that is not a widget's after a user action changed it."""
         self.saved[name] = value
         get_store().update_inputs(self.profile.name, self.workflow.id, {name: _jsonable(value)})
+        self.mark_changed()
+
+    def mark_changed(self) -> None:
+        """A user action that is not a kept input (e.g. an upload) changed the page's result."""
         st.session_state[self._changed_flag] = True
 
     def _changed(self, name: str) -> None:
