@@ -192,6 +192,8 @@ profile = require_profile()
 st.title("Check my data")
 profile_caption(profile)
 memory = PageMemory("check_data", "cd", profile)
+if memory.reloaded:
+    st.session_state.pop("cd_report", None)  # another profile's report
 st.write("Reads your prompt file the way slime's loader does and lists every row it would drop or crash on, "
          "before you launch. Nothing is changed.")
 memory.done_caption()

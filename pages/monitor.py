@@ -66,7 +66,7 @@ def still_allowed(entry: object) -> bool:
     return True
 
 
-if "mon_sources" not in st.session_state:  # [{"label", "path"}], the folders the user added, kept per profile
+if memory.reloaded or "mon_sources" not in st.session_state:  # [{"label", "path"}]: folders added, per profile
     st.session_state["mon_sources"] = [e for e in memory.remembered("sources", []) if still_allowed(e)]
 if "mon_uploads" not in st.session_state:
     st.session_state["mon_uploads"] = {}  # "files" | "zip" -> the current upload of that box (one each)

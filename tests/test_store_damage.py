@@ -200,3 +200,44 @@ def test_new_values_never_use_value_files_or_pickles(store_dir):
     blob = pickle.dumps({"a": 1})
     assert blob not in {v for (v,) in con.execute("SELECT value FROM Cache")}
     assert json.loads(s.cache.get("accepted:default:grpo:a"))["data"]["output"] == "x" * 200_000
+
+
+ALL_PAGES = ("pages/home.py", "pages/profile.py", "pages/progress.py", "pages/grpo.py", "pages/async_training.py",
+             "pages/multi_turn.py", "pages/model_checkpoint.py", "pages/alternatives.py", "pages/check_args.py",
+             "pages/check_data.py", "pages/monitor.py", "pages/knowledge.py")
+
+
+def test_every_page_works_when_the_active_profile_is_unreadable(app_env, make_app):
+    s = Store(app_env)
+    s.save_profile(_profile())
+    s.save_profile(_profile("other", model="GLM4-9B"))
+    s.record("default", _record())
+    raw = s.cache.get("profile:default")
+    s.cache.set("profile:default", raw[:25])
+    s.close()
+    at = make_app().run()
+    assert not at.exception
+    assert any("the profile default could not be read" in w.value for w in at.warning)
+    assert any("Your profile: other" in h.value for h in at.subheader)
+    for page in ALL_PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, page
+
+
+def test_every_page_works_after_garbage_in_the_database(app_env, make_app):
+    s = Store(app_env)
+    for i in range(30):
+        s.save_profile(_profile(f"p{i:02d}"))
+        s.record(f"p{i:02d}", _record(output="#" * 3000))
+    s.close()
+    db = app_env / "cache.db"
+    size = db.stat().st_size
+    with db.open("r+b") as fh:
+        fh.seek(size // 2 // 4096 * 4096)
+        fh.write(os.urandom(8192))
+    at = make_app().run()
+    assert not at.exception
+    assert any("its database file is damaged" in w.value for w in at.warning)
+    for page in ALL_PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, page

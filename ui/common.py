@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 
 import streamlit as st
 
 from core.data.rules import DataKeys
 from core.findings import Finding, Severity, count_by_severity
 from core.knowledge.cards import get_card
-from core.memory.profile import Profile, SavedLaunchKeys, WorkflowRecord
+from core.memory.profile import Profile, SavedLaunchKeys
 from core.memory.store import Store
 
 FRAME_KEY = "_slime_assistant_frame"
@@ -77,16 +76,6 @@ def profile_caption(profile: Profile) -> None:
     nodes = f" over {profile.nodes} nodes of {profile.per_node}" if profile.nodes > 1 else ""
     st.caption(f"Profile **{plain(profile.name)}**: model {plain(profile.model)}, data "
                f"{plain(profile.data_path)}, {profile.gpus_total} GPU(s){nodes}. Change these on the Profile page.")
-
-
-def save_record(profile: Profile, workflow: str, status: str, *, done: Iterable[str] = (),
-                todo: Iterable[str] = (), summary: str = "", output_name: str | None = None,
-                output: str | None = None, output_mime: str = "text/plain") -> WorkflowRecord:
-    """Record what a workflow produced, for the progress page."""
-    rec = WorkflowRecord(workflow=workflow, status=status, updated_at=time.time(), done_items=list(done),
-                         todo_items=list(todo), summary=summary, output_name=output_name, output=output,
-                         output_mime=output_mime)
-    return get_store().record(profile.name, rec)
 
 
 def remember_launch_keys(profile: Profile, origin: str, keys: DataKeys) -> None:

@@ -43,6 +43,11 @@ class PageMemory:
         self._seeded: set[str] = set()
         st.session_state[owner] = profile.name
 
+    @property
+    def reloaded(self) -> bool:
+        """True on this session's first run of the page for this profile: session-only state is stale."""
+        return self._reload
+
     # -- inputs -----------------------------------------------------------------------------------
     def key(self, name: str) -> str:
         return f"{self.prefix}_{name}"

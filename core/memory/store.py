@@ -99,13 +99,13 @@ class Store:
             if problem:
                 return self._set_aside(f"its database file is damaged (SQLite: {problem})", salvage=True)
             cache = diskcache.Cache(str(self.directory), **_MEMORY_SETTINGS)
+            self._convert_old_values(cache, self.directory)
         except sqlite3.OperationalError as exc:  # locked, read-only, cannot open: not corruption
             return self._temporary(f"{self.directory} cannot be opened for writing ({exc})", self.directory)
         except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed": corruption
             return self._set_aside(f"its database file is damaged (SQLite: {exc})", salvage=True)
         except (OSError, ValueError) as exc:
             return self._temporary(f"{self.directory} cannot be used ({exc})", self.directory)
-        self._convert_old_values(cache, self.directory)
         return cache
 
     def _set_aside(self, why: str, *, salvage: bool) -> diskcache.Cache:
