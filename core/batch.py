@@ -100,6 +100,10 @@ def _check_positive(name: str, value: int | None, *, required: bool) -> None:
         raise BatchInputError(f"{FLAG_OF[name]} = {value} is beyond any real run (limit {MAX_BATCH_VALUE:,}).")
 
 
+def _samples(count: int) -> str:
+    return f"{count} sample" if count == 1 else f"{count} samples"
+
+
 def divisors(value: int) -> list[int]:
     """The positive divisors of a value, ascending (value <= MAX_BATCH_VALUE squared keeps this fast)."""
     small, large = [], []
@@ -326,7 +330,7 @@ def check_batch_equation(rollout_batch_size: int, n_samples_per_prompt: int | No
     return BatchResult(
         **base, status="warning", code="BATCH001", source=src, fixes=fixes,
         slime_behaviour=(f"{how}; each rollout of {samples} samples makes {taken} optimizer step(s) of {gbs} and "
-                         f"the last {dropped} samples of every rollout are never trained on."))
+                         f"the last {_samples(dropped)} of every rollout {'is' if dropped == 1 else 'are'} never trained on."))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -431,9 +435,15 @@ def plan_batch(inputs: BatchPlanInputs) -> BatchPlan:
         if value is not None and not (low <= value <= MAX_BATCH_VALUE):
             plan.problem = f"{name} must be a whole number from {low} to {MAX_BATCH_VALUE:,}, not {value}."
             return plan
+    mbs = inputs.micro_batch_size if inputs.micro_batch_size is not None else 1
+    model_parallel = inputs.tensor_parallel * inputs.pipeline_parallel * inputs.context_parallel
+    dp = None
+    if inputs.training_gpus is not None and inputs.training_gpus % model_parallel == 0:
+        dp = inputs.training_gpus // model_parallel
     try:
         eq = check_batch_equation(inputs.rollout_batch_size, inputs.n_samples_per_prompt, inputs.global_batch_size,
-                                  inputs.num_steps_per_rollout, num_rollout=inputs.num_rollout)
+                                  inputs.num_steps_per_rollout, num_rollout=inputs.num_rollout,
+                                  default_global_batch_size=mbs * dp if dp else None)
     except BatchInputError as exc:
         plan.problem = str(exc)
         return plan
@@ -445,14 +455,12 @@ def plan_batch(inputs: BatchPlanInputs) -> BatchPlan:
                 f"slime sizes the learning-rate schedule for {eq.total_train_steps} steps (--num-rollout x samples "
                 f"per rollout // global batch), while training takes {plan.total_optimizer_steps} "
                 f"({SRC_TRAIN_ITERS}); set --lr-decay-iters to control the decay exactly.")
-    mbs = inputs.micro_batch_size if inputs.micro_batch_size is not None else 1
     if inputs.micro_batch_size is None:
         plan.notes.append(f"--micro-batch-size is absent: slime's default 1 is used ({SRC_MICRO_DEFAULT}).")
     if inputs.training_gpus is None:
         plan.notes.append("Enter the training GPUs to check Megatron's start-up rules for this layout.")
         return plan
-    model_parallel = inputs.tensor_parallel * inputs.pipeline_parallel * inputs.context_parallel
-    if inputs.training_gpus % model_parallel:
+    if dp is None:
         fits = [g for g in _nearest_divisors(inputs.training_gpus, model_parallel) if g >= 1]
         plan.layout.append(LayoutCheck(
             status="error", source=SRC_WORLD_DIVISIBLE,
@@ -462,7 +470,6 @@ def plan_batch(inputs: BatchPlanInputs) -> BatchPlan:
             + ([f"or a TP x PP x CP product that divides {inputs.training_gpus}, e.g. {', '.join(map(str, fits))}"]
                if fits else [])))
         return plan
-    dp = inputs.training_gpus // model_parallel
     plan.data_parallel_size = dp
     plan.layout.append(LayoutCheck(
         status="ok", source=SRC_DATA_PARALLEL,

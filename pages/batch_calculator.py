@@ -16,6 +16,7 @@ _ICON = {"ok": ":material/check_circle:", "info": ":material/info:", "warning": 
          "error": ":material/error:"}
 
 
+LINK_KEYS = ("rbs", "n", "gbs", "steps", "gpus", "tp", "pp", "cp", "mbs", "num_rollout", "dynamic")
 DEFAULTS = {"bc_rbs": 32, "bc_n": 8, "bc_gbs": 256, "bc_steps": None, "bc_tp": 1, "bc_pp": 1, "bc_cp": 1,
             "bc_mbs": None, "bc_num_rollout": None, "bc_dynamic": False}
 
@@ -28,10 +29,30 @@ def seed_inputs() -> None:
         st.session_state["bc_gpus"] = profile.gpus_total if profile else None
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
-    handed = st.session_state.pop(PREFILL_KEY, None)
+    handed = st.session_state.pop(PREFILL_KEY, None) or numbers_from_link()
     if handed:
         for key, value in handed.items():
             st.session_state[f"bc_{key}"] = value
+
+
+def numbers_from_link() -> dict[str, int | bool | None] | None:
+    """Numbers carried by a link (the batch-size card's examples): `?rbs=32&n=8&steps=3&gpus=8&tp=2`.
+    Applied once per distinct link; anything that is not a whole number in range is ignored, and said so."""
+    query = {k: st.query_params[k] for k in LINK_KEYS if k in st.query_params}
+    if not query or st.session_state.get("bc_link_applied") == query:
+        return None
+    st.session_state["bc_link_applied"] = query
+    numbers: dict[str, int | bool | None] = {}
+    for key, text in query.items():
+        if key == "dynamic":
+            numbers[key] = text == "1"
+        elif text == "":
+            numbers[key] = None  # the flag is absent
+        elif text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= 10**9:
+            numbers[key] = int(text)
+        else:
+            st.session_state["bc_link_ignored"] = key
+    return numbers
 
 
 def number(column, label: str, key: str, *, minimum: int = 1, maximum: int = 10**9, help: str | None = None):
@@ -86,6 +107,8 @@ st.markdown(
 st.page_link("pages/knowledge.py", label="Read the batch-size card", icon=":material/menu_book:",
              query_params={"card": BATCH_CARD})
 seed_inputs()
+if ignored := st.session_state.pop("bc_link_ignored", None):
+    st.caption(f"The link's value for '{plain(ignored)}' is not a whole number in range, so it was left out.")
 
 st.markdown("#### Batch sizes")
 c1, c2, c3, c4 = st.columns(4)

@@ -164,3 +164,10 @@ def test_actual_steps_and_the_learning_rate_schedule_are_told_apart():
                                       num_rollout=100))
     assert plan.total_optimizer_steps == 300
     assert any("301 steps" in n and "--lr-decay-iters" in n for n in plan.notes)
+
+
+def test_neither_flag_falls_back_to_micro_batch_times_data_parallel():
+    plan = plan_batch(BatchPlanInputs(rollout_batch_size=32, n_samples_per_prompt=8, training_gpus=8,
+                                      tensor_parallel=2))
+    assert plan.equation.effective_global_batch_size == 4 and plan.equation.steps_per_rollout == 64
+    assert "Megatron falls back" in plan.equation.slime_behaviour

@@ -60,3 +60,20 @@ def test_without_a_profile_the_layout_waits_for_gpus(open_page):
     at = open_page(profile=False)
     assert at.number_input(key="bc_gpus").value is None
     assert "Enter the training GPUs" in _texts(at)
+
+
+def test_the_cards_example_links_open_with_their_numbers(open_page, app_env, make_app):
+    at = open_page()
+    at.query_params.update({"rbs": "32", "n": "8", "gbs": "", "steps": "3", "gpus": "8", "tp": "2"})
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="bc_steps").value == 3 and at.number_input(key="bc_gbs").value is None
+    assert "85" in " ".join(e.value for e in at.error)
+
+
+def test_a_hostile_link_value_is_ignored_and_said_so(open_page):
+    at = open_page()
+    at.query_params.update({"rbs": "9" * 5000, "steps": "<b>x</b>"})
+    at.run()
+    assert not at.exception and at.number_input(key="bc_rbs").value == 32
+    assert any("left out" in c.value for c in at.caption)
