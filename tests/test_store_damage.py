@@ -241,3 +241,26 @@ def test_every_page_works_after_garbage_in_the_database(app_env, make_app):
     for page in ALL_PAGES:
         at.switch_page(page).run()
         assert not at.exception, page
+
+
+def test_any_stored_bytes_or_text_is_read_or_reported_never_raised(tmp_path):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    store = Store(tmp_path / "store")
+    envelope = json.dumps({"schema": 2, "kind": "Profile", "data": _profile().model_dump(mode="json")})
+    mutated = st.builds(lambda cut, junk: envelope[:cut] + junk, st.integers(0, len(envelope)), st.text(max_size=20))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.one_of(st.binary(max_size=200), st.text(max_size=200), mutated))
+    def read_back(value):
+        store.notices.clear()
+        store.cache.set("profile:x", value)
+        store.cache.set("record:x:grpo", value)
+        profile = store.get_profile("x")
+        assert profile is None or profile.model == "Qwen3-4B"
+        assert store.records("x") in ({},) or set(store.records("x")) == {"grpo"}
+        if profile is None:
+            assert any("the profile x could not be read" in n.message for n in store.notices)
+
+    read_back()
