@@ -115,3 +115,17 @@ def test_bare_list_uses_the_chosen_entry(app_env, make_app):
     at.selectbox(key="ca_entry").set_value("train_async.py")
     at.text_area(key="ca_text").input("--rollout-batch-size 8 --colocate").run()
     assert "ENTRY001" in texts(at.error)
+
+
+def test_an_uploaded_script_is_checked_once_and_marks_the_check_done(app_env, make_app):
+    store = saved(app_env)
+    at = make_app(PAGE).run()
+    at.radio(key="ca_source").set_value("Upload a file").run()
+    assert store.accepted("default", "check_args") == []
+    at.file_uploader(key="ca_upload").set_value(("run.sh", (FIXTURES / "good_colocate.sh").read_bytes(),
+                                                 "text/x-shellscript")).run()
+    assert not at.exception and "No errors" in texts(at.success)
+    assert len(store.accepted("default", "check_args")) == 1
+    at.run()  # the same upload shown again is not a new check
+    assert len(store.accepted("default", "check_args")) == 1
+    assert store.inputs("default", "check_args").values["source"] == "Upload a file"
