@@ -7,6 +7,7 @@ missing browser is a failure.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -277,6 +278,9 @@ def test_a_profile_that_only_visits_every_page_has_nothing_done(browser, tmp_pat
         page.goto(f"http://127.0.0.1:{port}/")
         expect(page.get_by_text("Your profile: default")).to_be_visible()
         nav = page.get_by_test_id("stSidebarNav")
+        more = nav.get_by_text(re.compile(r"^View \d+ more$"))  # a long navigation folds its last entries
+        if more.count():
+            more.first.click()
         for wf in WORKFLOWS:
             nav.get_by_role("link", name=wf.title).click()
             expect(page.get_by_text(f"{wf.title} counts as done in What's done when", exact=False)).to_be_visible()
@@ -286,6 +290,8 @@ def test_a_profile_that_only_visits_every_page_has_nothing_done(browser, tmp_pat
             expect(page.get_by_text(f"{wf.title}: not started")).to_be_visible()
     finally:
         _stop(proc)
+    log = (tmp_path / "server.log").read_text()
+    assert "Session State API" not in log and "Traceback" not in log, log[-3000:]
     store = Store(home)
     assert store.records("default") == {} and store.pages_with_inputs("default") == set()
     assert all(store.accepted("default", wf.id) == [] for wf in WORKFLOWS)
