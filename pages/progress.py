@@ -4,9 +4,9 @@ re-openable, downloadable and deletable. Nothing here is written by visiting a p
 import streamlit as st
 
 from core.memory.store import ACCEPTED_KEPT
-from core.memory.workflows import WORKFLOWS, status_rows
+from core.memory.workflows import WORKFLOW_BY_ID, WORKFLOWS, status_rows
 from ui.common import ensure_app_frame, get_store, plain, require_profile, show_store_notices
-from ui.memory import when_text
+from ui.memory import reopen_with_inputs, when_text
 
 ensure_app_frame()
 
@@ -18,6 +18,15 @@ SHOWN_INLINE = {"text/x-shellscript": "bash", "text/markdown": "markdown", "text
 def delete_output(profile_name: str, workflow: str, output_id: str) -> None:
     get_store().delete_accepted(profile_name, workflow, output_id)
 
+
+def reopen(output) -> None:
+    reopen_with_inputs(profile, output)
+    st.session_state["_prog_switch_to"] = WORKFLOW_BY_ID[output.workflow].page
+
+
+switch_to = st.session_state.pop("_prog_switch_to", None)
+if switch_to:
+    st.switch_page(switch_to)
 
 st.title("What's done")
 profile = require_profile()
@@ -62,13 +71,17 @@ for r in rows:
         for a in r.accepted:
             with st.container(border=True):
                 st.markdown(f"{when_text(a.accepted_at)} · {plain(a.how)} · {plain(a.summary)}")
-                c1, c2, c3 = st.columns(3)
+                c1, c2, c3, c4 = st.columns(4)
                 opened = c1.toggle("Open", key=f"prog_open_{wf.id}_{a.id}")
                 if a.output:
                     c2.download_button(f"Download {a.output_name or 'output.txt'}", a.output,
                                        file_name=a.output_name or "output.txt", mime=a.output_mime,
                                        key=f"prog_dl_{wf.id}_{a.id}", on_click="ignore")
-                with c3.popover("Delete", icon=":material/delete:"):
+                c3.button("Reopen with its answers", key=f"prog_reopen_{wf.id}_{a.id}", on_click=reopen, args=(a,),
+                          disabled=a.inputs is None, help=f"Puts the answers that made this output back on the "
+                                                      f"{wf.title} page (your current answers there are replaced) "
+                                                      "and opens it.")
+                with c4.popover("Delete", icon=":material/delete:"):
                     st.write("Delete this accepted output for good? The others are kept.")
                     st.button("Delete it", key=f"prog_del_{wf.id}_{a.id}", on_click=delete_output,
                               args=(profile.name, wf.id, a.id))

@@ -100,3 +100,21 @@ def test_an_unreadable_accepted_output_is_reported_and_the_rest_shown(app_env, m
     assert not at.exception
     assert len([m for m in at.markdown if "accepted the draft" in m.value]) == 1
     assert any("an accepted output of GRPO setup" in w.value for w in at.warning)
+
+
+def test_an_accepted_draft_reopens_on_its_page_with_its_answers(app_env, make_app):
+    saved(app_env)
+    at = make_app("pages/grpo.py").run()
+    at.number_input(key="grpo_n").set_value(4).run()
+    at.button(key="grpo_accept").click().run()
+    at.number_input(key="grpo_n").set_value(16).run()
+    at.button(key="grpo_accept").click().run()
+    older, newer = reversed(Store(app_env).accepted("default", "grpo"))
+    assert older.inputs == {"n": 4} and newer.inputs == {"n": 16}
+    at.switch_page(PAGE).run()
+    at.button(key=f"prog_reopen_grpo_{older.id}").click().run()
+    assert not at.exception
+    assert at.number_input(key="grpo_n").value == 4  # on the GRPO page, with the older answers
+    script = next(c.value for c in at.code if c.value.startswith("#!/bin/bash"))
+    assert script == older.output.rstrip("\n")
+    assert Store(app_env).inputs("default", "grpo").values == {"n": 4}

@@ -27,12 +27,17 @@ from core.memory.workflows import WORKFLOW_BY_ID
 from ui.common import get_store, plain
 
 _JSON_SCALARS = (str, int, float, bool, type(None))
+# The widget-key prefix of each workflow page ("grpo_rbs", "ca_text", ...).
+PAGE_PREFIX = {"grpo": "grpo", "async": "async", "multi_turn": "mt", "check_args": "ca", "check_data": "cd",
+               "model_checkpoint": "mc", "alternatives": "alt", "monitor": "mon"}
 
 
 class PageMemory:
     """One workflow page's inputs for one profile, kept in the store."""
 
     def __init__(self, workflow: str, prefix: str, profile: Profile) -> None:
+        if PAGE_PREFIX.get(workflow) != prefix:
+            raise ValueError(f"the widget keys of {workflow} start with {PAGE_PREFIX.get(workflow)!r}")
         self.workflow = WORKFLOW_BY_ID[workflow]
         self.prefix = prefix
         self.profile = profile
@@ -114,7 +119,7 @@ class PageMemory:
         return get_store().accept(self.profile.name, AcceptedOutput(
             id=new_output_id(), workflow=self.workflow.id, accepted_at=time.time(), how=how,
             summary=one_line(summary), done_items=list(done), todo_items=list(todo), output_name=output_name,
-            output=output, output_mime=output_mime))
+            output=output, output_mime=output_mime, inputs=dict(self.saved)))
 
     def latest_accepted(self) -> AcceptedOutput | None:
         history = get_store().accepted(self.profile.name, self.workflow.id)
@@ -164,6 +169,12 @@ class AcceptControl:
         where.button(self.label, key=f"{self.memory.prefix}_accept", type="primary", on_click=self.callback,
                      help=f"Marks {self.memory.workflow.title} done in What's done and keeps this output there; "
                           "earlier accepted outputs stay in its history.")
+
+
+def reopen_with_inputs(profile: Profile, output: AcceptedOutput) -> None:
+    """Put an accepted output's answers back on its page; the page reloads them on its next run."""
+    get_store().replace_inputs(profile.name, output.workflow, output.inputs or {})
+    st.session_state.pop(f"_memory_owner_{PAGE_PREFIX[output.workflow]}", None)  # every widget re-seeded
 
 
 def one_line(text: str, limit: int = 200) -> str:

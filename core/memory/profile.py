@@ -124,3 +124,5 @@ class AcceptedOutput(BaseModel):
     output_name: str | None = None
     output: str | None = None
     output_mime: str = "text/plain"
+    inputs: dict[str, InputValue] | None = Field(default=None,
+                                                 description="the page's saved inputs when it was accepted")

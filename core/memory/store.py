@@ -380,6 +380,12 @@ class Store:
             self._cache.set(key, self._wrap(saved))
         return saved
 
+    def replace_inputs(self, profile: str, page: str, values: dict[str, InputValue]) -> PageInputs:
+        """Put back a whole set of inputs (an accepted output re-opened with the answers that made it)."""
+        saved = PageInputs(page=page, values=dict(values), updated_at=time.time())
+        self._cache.set(f"inputs:{profile}:{page}", self._wrap(saved))
+        return saved
+
     def pages_with_inputs(self, profile: str) -> set[str]:
         prefix = f"inputs:{profile}:"
         return {k[len(prefix):] for k in self._keys(prefix)}
