@@ -232,8 +232,6 @@ def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
     before it, whose metric definitions and last step values carry over)."""
     from core.monitor.wandb_proto import peek_class, record_class
 
-    Record = record_class()
-    peek = peek_class().FromString
     n = len(data)
     scan = WandbScan(path=path, size=n if size is None else size, mtime_ns=mtime_ns)
     if prior is not None:
@@ -248,6 +246,8 @@ def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
                 f"the file does not start with W&B's ':W&B' header ({n} bytes): this is not a W&B run file"))]
             return scan
         start = len(FILE_HEADER)
+    Record = record_class()
+    peek = peek_class().FromString
     chunks = _Chunks(data, start, scan.damage)
     rows = _Rows()
     info = scan.info

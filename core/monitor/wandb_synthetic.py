@@ -23,6 +23,9 @@ SLIME_DEFINE_METRICS = (("train/step", None), ("train/*", "train/step"), ("rollo
                         ("rollout/*", "rollout/step"), ("multi_turn/*", "rollout/step"),
                         ("passrate/*", "rollout/step"), ("eval/step", None), ("eval/*", "eval/step"),
                         ("perf/*", "rollout/step"))
+# the test run: a first run, then a resumed one going back to rollout 15 (as the TensorBoard tests' restart)
+WANDB_FIRST = Scenario(rollouts=20, seed=1, grad_spike_at=9, nan_reward_at=4)
+WANDB_RESUMED = Scenario(rollouts=10, first_rollout=15, seed=2, wall_start=1_760_000_000.0)
 QUIET_ENV = {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "WANDB_DISABLE_CODE": "true",
              "WANDB_DISABLE_GIT": "true", "WANDB_CONSOLE": "off", "WANDB_ERROR_REPORTING": "false",
              "WANDB_DISABLE_SERVICE": None, "WANDB_API_KEY": None, "WANDB_BASE_URL": "http://127.0.0.1:9"}
