@@ -198,3 +198,64 @@ def test_config_is_written_back_as_launch_arguments_and_checked(wandb_root):
     assert "--rollout-batch-size 32" in as_script_lines(form.args)
     codes = {f.code for f in report.findings}
     assert "MODE006" in codes  # --use-kl-loss with --kl-loss-coef 0, as the config says
+
+
+# -- hand-framed files (no SDK): the step rules and odd values ---------------------------------------------
+
+def _slime_metrics() -> list[bytes]:
+    from core.monitor.wandb_synthetic import SLIME_DEFINE_METRICS, metric_record
+
+    return [metric_record(m, s) for m, s in SLIME_DEFINE_METRICS]
+
+
+def test_always_use_train_step_keeps_the_logged_rollout_steps(tmp_path):
+    """With --wandb-always-use-train-step slime logs rollout/step = rollout_id * (optimizer steps per rollout)
+    (slime/observability/metric_utils.py:120-123@624b824a); the reader keeps those steps, as TensorBoard does."""
+    from core.monitor.wandb_synthetic import frame_wandb_records, history_record
+
+    records = _slime_metrics()
+    for r in range(12):
+        records.append(history_record({"rollout/raw_reward": 0.1 * r, "rollout/step": r * 4, "_timestamp": 1e9 + r}))
+        for i in range(4):
+            records.append(history_record({"train/grad_norm": 1.0, "train/step": r * 4 + i, "_timestamp": 1e9 + r}))
+    path = tmp_path / "run-x.wandb"
+    path.write_bytes(frame_wandb_records(records))
+    run = read_wandb_run([path])
+    assert run.series["rollout/raw_reward"].steps.tolist() == [r * 4 for r in range(12)]
+    assert run.series["train/grad_norm"].steps.tolist() == list(range(48))
+    assert "rollout/step" not in run.series and "train/step" not in run.series
+    a = rollout_alignment(run)
+    assert (a.stride, a.steps_per_rollout) == (4, 4)
+
+
+def test_odd_values_rows_without_their_step_and_long_records(tmp_path):
+    from core.monitor.wandb_synthetic import frame_wandb_records, history_record
+
+    records = _slime_metrics() + [
+        history_record({"rollout/raw_reward": 1.0, "rollout/step": 0, "_timestamp": 5.0}),
+        history_record({"rollout/raw_reward": "NaN", "rollout/flag": True, "rollout/name": "text",
+                        ("rollout/nested", "a"): 2, "rollout/step": 1, "_timestamp": 6.0}),
+        # no rollout/step in the row: the last one seen is used (W&B's step_sync)
+        history_record({"rollout/raw_reward": "Infinity", "_timestamp": 7.0}),
+        history_record({"rollout/hist": {"_type": "histogram", "bins": [0, 1], "values": [1]}, "rollout/step": 2}),
+        history_record({"my_metric": 3.0, "_step": 17}),  # no step metric declared: W&B's own step
+        history_record({"rollout/big": 0.5, "rollout/step": 3, "padding": "x" * 100_000}),  # spans blocks
+    ]
+    scan = scan_wandb_bytes(frame_wandb_records(records))
+    assert not scan.damage
+    got = {tag: (scan.steps[scan.tag_ids == i].tolist(), scan.values[scan.tag_ids == i].tolist())
+           for i, tag in enumerate(scan.tags)}
+    assert got["rollout/raw_reward"][0] == [0, 1, 1]
+    assert got["rollout/raw_reward"][1][0] == 1.0 and np.isnan(got["rollout/raw_reward"][1][1])
+    assert got["rollout/raw_reward"][1][2] == float("inf")
+    assert got["rollout/flag"] == ([1], [1.0]) and got["rollout/nested.a"] == ([1], [2.0])
+    assert got["my_metric"] == ([17], [3.0]) and got["rollout/big"] == ([3], [0.5])
+    assert "rollout/name" not in got and "rollout/hist" not in got and scan.non_scalar_values >= 2
+
+
+def test_header_then_garbage_is_one_report_not_a_crash():
+    import os
+
+    data = FILE_HEADER + os.urandom(300_000)
+    scan = scan_wandb_bytes(data)
+    assert not scan.looks_like_events and len(scan.damage) == 1 and scan.damage[0].length == 300_000

@@ -112,12 +112,22 @@ class _Chunks:
         return end <= n and zlib.crc32(self.view[pos + 6:end]) == checksum
 
     def _resync(self, bad: int) -> int:
-        """The next offset after `bad` where a chunk checks out: in the same block, else the next block."""
+        """The next offset after `bad` where a chunk checks out: in the same block, else the next block.
+
+        Candidates are filtered with numpy first (a whole or first piece whose length fits the block), so
+        that a block of garbage costs a few checksums, not one per byte."""
         block_end = (bad // BLOCK + 1) * BLOCK
-        data = self.data
-        for cand in range(bad + 1, min(block_end - CHUNK_HEADER, len(data) - CHUNK_HEADER) + 1):
-            if data[cand + 6] in (FULL, FIRST) and self._valid_at(cand):
-                return cand
+        last = min(block_end - CHUNK_HEADER, len(self.data) - CHUNK_HEADER)
+        if last <= bad:
+            return block_end
+        raw = np.frombuffer(self.data, dtype=np.uint8, count=last + CHUNK_HEADER - (bad + 1), offset=bad + 1)
+        cand = np.arange(bad + 1, last + 1, dtype=np.int64)
+        kinds = raw[6:6 + len(cand)]
+        lengths = raw[4:4 + len(cand)].astype(np.int64) | (raw[5:5 + len(cand)].astype(np.int64) << 8)
+        fits = ((kinds == FULL) | (kinds == FIRST)) & (cand + CHUNK_HEADER + lengths <= block_end)
+        for pos in cand[fits].tolist():
+            if self._valid_at(pos):
+                return pos
         return block_end
 
     def records(self):
@@ -149,13 +159,7 @@ class _Chunks:
             if length > left - CHUNK_HEADER or kind not in (FULL, FIRST, MIDDLE, LAST) or crc32(
                     view[pos + 6:end]) != checksum:
                 nxt, trusted = self._after_damage(pos, end, length, kind, left)
-                lost_from = self.record_start if pieces is not None else pos
-                shown_end = min(nxt, n)
-                self.damage.append(Damage(
-                    kind="bad_payload_crc" if trusted else "bad_length", offset=lost_from,
-                    length=max(1, shown_end - lost_from),
-                    message=(f"bytes {lost_from}-{shown_end - 1} fail their checksum (a damaged record); dropped "
-                             + ("that record" if shown_end >= n else f"that record and read on from byte {nxt}"))))
+                self._damaged(self.record_start if pieces is not None else pos, min(nxt, n), trusted)
                 pieces = None
                 pos = self.accounted = nxt
                 continue
@@ -191,7 +195,10 @@ class _Chunks:
                         yield self.record_start, memoryview(payload)
         self.pos = pos
         start = self.record_start if pieces is not None else max(self.accounted, self.clean_end)
-        if start < n and any(data[start:n]):
+        prev = self.damage[-1] if self.damage else None
+        if start < n and prev is not None and prev.kind == "bad_length" and prev.offset + prev.length == start:
+            self._damaged(start, n, trusted=False)  # garbage up to the end: one report
+        elif start < n and any(data[start:n]):
             self.damage.append(Damage(
                 kind="truncated", offset=start, length=n - start,
                 message=(f"the last {n - start} byte(s) from byte {start} are not a whole record: the file "
@@ -207,6 +214,18 @@ class _Chunks:
             if after >= len(self.data) or self._valid_at(after):
                 return min(after, len(self.data)), True
         return self._resync(pos), False
+
+    def _damaged(self, start: int, end: int, trusted: bool) -> None:
+        """Report bytes start..end as lost; runs of damage next to each other are one report."""
+        prev = self.damage[-1] if self.damage else None
+        if prev is not None and prev.kind == "bad_length" and not trusted and prev.offset + prev.length == start:
+            start = prev.offset
+            self.damage.pop()
+        n = len(self.data)
+        self.damage.append(Damage(
+            kind="bad_payload_crc" if trusted else "bad_length", offset=start, length=max(1, end - start),
+            message=(f"bytes {start}-{end - 1} ({end - start} bytes) fail their checksum (damaged); dropped what "
+                     + ("they held" if end >= n else f"they held and read on from byte {end}"))))
 
     def _lost_partial(self, at: int) -> None:
         self.damage.append(Damage(

@@ -137,3 +137,59 @@ def write_wandb_grid(root: str | Path, steps: int, tags: int, seed: int = 0, run
 
 def scratch_root() -> Path:
     return Path(tempfile.mkdtemp(prefix="slime-wandb-"))
+
+
+def frame_wandb_records(payloads: list[bytes]) -> bytes:
+    """A run file holding these serialized records, framed as W&B frames them (header, 32 KiB blocks, pieces
+    for records that cross a block, CRC-32 of type and data); tests craft unusual but valid files this way."""
+    import struct
+    import zlib
+
+    from core.monitor.wandb_log import BLOCK, CHUNK_HEADER, FILE_HEADER, FIRST, FULL, LAST, MIDDLE
+
+    out = bytearray(FILE_HEADER)
+    for payload in payloads:
+        rest = memoryview(payload)
+        first = True
+        while True:
+            left = BLOCK - len(out) % BLOCK
+            if left < CHUNK_HEADER:
+                out += b"\x00" * left
+                continue
+            piece = rest[:left - CHUNK_HEADER]
+            rest = rest[len(piece):]
+            kind = (FULL if not len(rest) else FIRST) if first else (LAST if not len(rest) else MIDDLE)
+            out += struct.pack("<IHB", zlib.crc32(bytes([kind]) + bytes(piece)), len(piece), kind) + bytes(piece)
+            first = False
+            if not len(rest):
+                break
+    return bytes(out)
+
+
+def history_record(row: dict, num: int = 0) -> bytes:
+    """A serialized history record with these keys and values (values are JSON-encoded as W&B does)."""
+    import json
+
+    from core.monitor.wandb_proto import record_class
+
+    record = record_class()(num=num)
+    for key, value in row.items():
+        item = record.history.item.add()
+        if isinstance(key, tuple):
+            item.nested_key.extend(key)
+        else:
+            item.nested_key.append(key)
+        item.value_json = value if isinstance(value, str) and value in ("NaN", "Infinity") else json.dumps(value)
+    return record.SerializeToString()
+
+
+def metric_record(name: str, step_metric: str | None = None) -> bytes:
+    from core.monitor.wandb_proto import record_class
+
+    record = record_class()()
+    if step_metric:
+        record.metric.glob_name = name
+        record.metric.step_metric = step_metric
+    else:
+        record.metric.name = name
+    return record.SerializeToString()
