@@ -107,6 +107,8 @@ def main() -> int:
         work = Path(args.reuse)
         tb_dir = work / "tb"
         wandb_file = next((work / "wb" / "wandb").glob("*run-*/run-*.wandb"))
+        for stale in [*work.glob("cache-*"), work / "grow", work / "damaged"]:
+            shutil.rmtree(stale, ignore_errors=True)
     else:
         from core.monitor.wandb_synthetic import write_wandb_grid
 
