@@ -63,8 +63,10 @@ def describe_file(path: Path) -> WandbFile:
 def discover_wandb_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED) -> list[list[WandbFile]]:
     """The W&B runs under `root` (itself included): run files grouped by run id, each group in start order.
 
-    Links are not followed (W&B's own `latest-run` link would count a run twice)."""
-    groups: dict[str, list[WandbFile]] = {}
+    A run's files sit in sibling directories (`wandb/run-*-<id>/`), so the id is taken together with the
+    directory above them: two copies of a run in two folders stay two runs. Links are not followed (W&B's own
+    `latest-run` link would count a run twice)."""
+    groups: dict[tuple[str, str], list[WandbFile]] = {}
     walked = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         walked += 1
@@ -74,7 +76,7 @@ def discover_wandb_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED) -> list[
             if not is_wandb_file(name) or p.is_symlink() or not p.is_file():
                 continue
             found = describe_file(p)
-            group = groups.setdefault(found.run_id, [])
+            group = groups.setdefault((str(p.parent.parent), found.run_id), [])
             if len(group) < MAX_FILES_PER_RUN:
                 group.append(found)
         if walked >= max_dirs or len(groups) >= MAX_RUNS:
