@@ -259,3 +259,12 @@ def test_header_then_garbage_is_one_report_not_a_crash():
     data = FILE_HEADER + os.urandom(300_000)
     scan = scan_wandb_bytes(data)
     assert not scan.looks_like_events and len(scan.damage) == 1 and scan.damage[0].length == 300_000
+
+
+def test_copies_of_a_run_in_two_folders_stay_two_runs_and_links_are_not_followed(wandb_root, tmp_path):
+    for name in ("a", "b"):
+        shutil.copytree(wandb_root / "wandb", tmp_path / name / "wandb", symlinks=True)
+    (tmp_path / "link").symlink_to(tmp_path / "a", target_is_directory=True)
+    found = find_runs(tmp_path)
+    assert sorted(f.label for f in found) == ["a/slimerun1", "b/slimerun1"]
+    assert all(len(f.files) == 5 for f in found)
