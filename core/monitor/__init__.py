@@ -8,4 +8,7 @@ W&B: `wandb_proto` (the record messages, from the installed `wandb` package's de
 it), `wandb_log` (one `.wandb` file: framing, checksums, damage, history rows to scalars), `wandb_run` (runs
 grouped by id, cached, stitched), `wandb_config` (the logged config as launch arguments), `sources` (what a
 path holds, of either kind), `wandb_synthetic` (runs written by the SDK for tests and benchmarks).
+
+May import: the shared vocabulary, and the root of core.launch (a W&B run's logged config is checked as
+launch arguments).
 """
