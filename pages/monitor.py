@@ -224,41 +224,6 @@ if findings:
                      expanded=any(f.severity.value != "info" for f in findings)):
         show_findings(findings, key_prefix="mon_read")
 
-wandb_runs = [r for r in runs if r.source == "wandb" and r.wandb is not None]
-if wandb_runs:
-    st.markdown("#### Launch arguments of the W&B runs")
-    st.caption("slime logs its parsed arguments as the run's W&B config; they are written back here as launch "
-               "arguments (values equal to a flag's default left out) and checked like a launch script. Values "
-               "slime computes at start-up count as given.")
-for ri, run in enumerate(wandb_runs):
-    info = run.wandb
-    with st.container(border=True):
-        meta = [f"W&B run {info.run_id or '?'}"]
-        meta += [f"project {info.project}"] if info.project else []
-        meta += [f"name {info.display_name}"] if info.display_name else []
-        meta += ["offline" if info.offline else "online"] if info.offline is not None else []
-        meta += [f"host {info.host}"] if info.host else []
-        meta += [f"exit code {info.exit_code}"] if info.exit_code is not None else ["no exit recorded (running, "
-                                                                                    "or stopped abruptly)"]
-        st.markdown(f"**{plain(run.name)}**")
-        st.caption(plain(" · ".join(meta)))
-        if not info.config:
-            st.info("This run's files hold no config (slime logs its arguments when it opens the run).")
-            continue
-        form, report = checked_config(json.dumps(info.config, sort_keys=True, default=str), profile.gpus_total)
-        if not form.args:
-            st.info("The config sets no launch flag away from its default.")
-        else:
-            st.code(as_script_lines(form.args), language="bash")
-        skipped = len(form.not_flags) + len(form.not_representable)
-        if skipped:
-            st.caption(plain(f"{skipped} config key(s) are not launch flags or cannot be written back as words: "
-                             + ", ".join((form.not_flags + form.not_representable)[:12])
-                             + (" ..." if skipped > 12 else "")))
-        if report is not None:
-            show_findings(report.findings, key_prefix=f"mon_cfg_{ri}",
-                          empty_message="The launch checker finds nothing wrong with these arguments.")
-
 st.subheader("2. Is it working?")
 steps_override = st.number_input("Optimizer steps per rollout (0 = work it out from the logs)", min_value=0,
                                  max_value=100_000, value=0, step=1, key="mon_steps_per_rollout")
@@ -329,6 +294,41 @@ for tag in shown_tags:
 table = shown_table(runs, shown_tags, axis, weight, alignments)
 st.download_button("Download what is shown (CSV)", table.to_csv(index=False).encode(), file_name="monitor.csv",
                    mime="text/csv", key="mon_csv", disabled=table.empty)
+
+wandb_runs = [r for r in runs if r.source == "wandb" and r.wandb is not None]
+if wandb_runs:
+    st.subheader("4. Launch arguments of the W&B runs")
+    st.caption("slime logs its parsed arguments as the run's W&B config; they are written back here as launch "
+               "arguments (values equal to a flag's default left out) and checked like a launch script. Values "
+               "slime computes at start-up count as given.")
+for ri, run in enumerate(wandb_runs):
+    info = run.wandb
+    with st.container(border=True):
+        meta = [f"W&B run {info.run_id or '?'}"]
+        meta += [f"project {info.project}"] if info.project else []
+        meta += [f"name {info.display_name}"] if info.display_name else []
+        meta += ["offline" if info.offline else "online"] if info.offline is not None else []
+        meta += [f"host {info.host}"] if info.host else []
+        meta += [f"exit code {info.exit_code}"] if info.exit_code is not None else ["no exit recorded (running, "
+                                                                                    "or stopped abruptly)"]
+        st.markdown(f"**{plain(run.name)}**")
+        st.caption(plain(" · ".join(meta)))
+        if not info.config:
+            st.info("This run's files hold no config (slime logs its arguments when it opens the run).")
+            continue
+        form, report = checked_config(json.dumps(info.config, sort_keys=True, default=str), profile.gpus_total)
+        if not form.args:
+            st.info("The config sets no launch flag away from its default.")
+        else:
+            st.code(as_script_lines(form.args), language="bash")
+        skipped = len(form.not_flags) + len(form.not_representable)
+        if skipped:
+            st.caption(plain(f"{skipped} config key(s) are not launch flags or cannot be written back as words: "
+                             + ", ".join((form.not_flags + form.not_representable)[:12])
+                             + (" ..." if skipped > 12 else "")))
+        if report is not None:
+            show_findings(report.findings, key_prefix=f"mon_cfg_{ri}",
+                          empty_message="The launch checker finds nothing wrong with these arguments.")
 
 text = checklist_text(results)
 judged = [(r, vs) for r, vs in results if r.scalar_count() and any(v.status != "unknown" for v in vs)]
