@@ -458,8 +458,8 @@ def _summary(scan: WandbScan, summaries: list[bytes]) -> dict:
             record = parse(raw)
         except Exception:  # noqa: BLE001 - a record that fails to parse adds nothing
             continue
-        _apply_updates(explicit, record.update, record.remove, None)
-    out.update({k: v for k, v in explicit.items() if not k.startswith("_")})
+        _apply_updates(explicit, record.update, record.remove, None, parse=False)
+    out.update({k: _json(v) for k, v in explicit.items() if not k.startswith("_")})
     return out
 
 
