@@ -268,3 +268,26 @@ def test_copies_of_a_run_in_two_folders_stay_two_runs_and_links_are_not_followed
     found = find_runs(tmp_path)
     assert sorted(f.label for f in found) == ["a/slimerun1", "b/slimerun1"]
     assert all(len(f.files) == 5 for f in found)
+
+
+def test_without_wandb_installed_the_cli_says_how_to_get_it(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    from core.cli import main
+    from core.monitor import wandb_proto
+    from core.monitor.wandb_synthetic import frame_wandb_records
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "wandb" else real_find_spec(name, *a))
+    wandb_proto.record_class.cache_clear()
+    wandb_proto.peek_class.cache_clear()
+    try:
+        path = tmp_path / "run-x.wandb"
+        path.write_bytes(frame_wandb_records([b""]))
+        code = main(["logs", str(path)])
+        err = capsys.readouterr().err
+        assert code == 2 and "pip install" in err and "wandb" in err and "Traceback" not in err
+    finally:
+        wandb_proto.record_class.cache_clear()
+        wandb_proto.peek_class.cache_clear()

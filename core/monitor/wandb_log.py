@@ -1,8 +1,8 @@
 """Reading one W&B run file (`run-<id>.wandb`) into the same columnar scalars as a TensorBoard event file.
 
 The file is W&B's transaction log, written by the SDK's service on the machine that trained (online runs
-too). Its framing is LevelDB's log format with W&B's own header and checksum (checked on files written by
-wandb 0.31, online and offline):
+too). Its framing is LevelDB's log format with W&B's own header and checksum (checked on files written
+offline by wandb 0.31; online runs go through the same writer):
 - a 7-byte file header: ":W&B", magic 0xBEE1 (little-endian), version 0;
 - 32 KiB blocks; a block holds chunks of 7-byte header (CRC-32 (IEEE, as zlib computes it) of the type byte
   and the data, 2-byte little-endian length, 1-byte type) and data; type 1 is a whole record, 2/3/4 the
