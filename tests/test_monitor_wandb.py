@@ -291,3 +291,13 @@ def test_without_wandb_installed_the_cli_says_how_to_get_it(tmp_path, monkeypatc
     finally:
         wandb_proto.record_class.cache_clear()
         wandb_proto.peek_class.cache_clear()
+
+
+def test_credentials_in_the_config_are_never_written_back():
+    from core.launch import load_catalog
+    from core.monitor.wandb_config import config_to_args
+
+    form = config_to_args({"wandb_key": "abcd1234secret", "sglang_api_key": "s3", "rollout_batch_size": 8},
+                          load_catalog())
+    assert "abcd1234secret" not in form.args and "s3" not in form.args
+    assert form.args[form.args.index("--wandb-key") + 1] == "<hidden>"

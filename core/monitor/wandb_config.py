@@ -5,6 +5,7 @@ included, plus `env_vars` and `critic/`-prefixed copies (slime/observability/wan
 Each key is matched to a flag of the argument catalog by its dest; values equal to the flag's default are
 left out (the launch did not need them), flags are written as argparse reads them (`--flag` for switches,
 one word per list item), and keys that are no flag (values slime computes at run time) are listed apart.
+Credentials (`--wandb-key`, API keys, passwords) are replaced by "<hidden>".
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ import math
 from pydantic import BaseModel
 
 SKIPPED_KEYS = ("_wandb", "env_vars")
+HIDDEN = "<hidden>"
+
+
+def is_secret(dest: str) -> bool:
+    """Flags whose value is a credential (slime logs `--wandb-key` with the rest): never shown."""
+    return dest == "wandb_key" or dest.endswith(("api_key", "api_keys")) or "password" in dest
 PREFERRED_ACTIONS = ("store", "store_true", "store_false", "boolean_optional", "append")
 OWNER_ORDER = ("slime", "megatron", "sglang", "router")
 
@@ -66,6 +73,8 @@ def config_to_args(config: dict, catalog) -> ConfigArgs:
         if not specs:
             out.not_flags.append(key)
             continue
+        if is_secret(key) and value:
+            value = HIDDEN
         words = _words(specs, value)
         if words is None:
             out.not_representable.append(specs[0].primary)
