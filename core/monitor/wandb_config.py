@@ -143,3 +143,17 @@ def as_script_lines(args: list[str]) -> str:
         else:
             lines[-1].append(shlex.quote(word))
     return " \\\n".join(" ".join(line) for line in lines)
+
+
+def config_rows(config: dict, limit: int = 2000) -> list[dict[str, str]]:
+    """The config as (key, value) text rows for display, credentials hidden, long values cut."""
+    import json
+
+    rows = []
+    for key in sorted(config)[:limit]:
+        if key == "_wandb":
+            continue
+        value = config[key]
+        text = HIDDEN if is_secret(key.rsplit("/", 1)[-1]) and value else json.dumps(value, default=str)
+        rows.append({"key": key, "value": text if len(text) <= 300 else text[:297] + "..."})
+    return rows

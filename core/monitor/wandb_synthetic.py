@@ -85,7 +85,7 @@ def slime_config(scenario: Scenario) -> dict:
             "num_steps_per_rollout": None, "use_wandb": True, "wandb_project": "slime-test",
             "wandb_always_use_train_step": False, "advantage_estimator": "grpo", "use_kl_loss": True,
             "kl_loss_coef": 0.0, "rollout_temperature": 1.0, "lr": 1e-6, "num_rollout": scenario.rollouts,
-            "hf_checkpoint": "/models/Qwen3-4B", "env_vars": {}}
+            "hf_checkpoint": "/models/Qwen3-4B", "env_vars": {}, "wandb_key": "local-secret-123"}
 
 
 def write_wandb_run(root: str | Path, scenario: Scenario | None = None, run_id: str = "slimetest",
