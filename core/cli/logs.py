@@ -136,6 +136,13 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
     kind = "W&B run file(s)" if run.source == "wandb" else "event file(s)"
     lines = [f"== {run.name}  ({run.path})  [{SOURCE_NAMES.get(run.source, run.source)}]",
              f"   {len(run.files)} {kind}, {run.scalar_count()} scalars"]
+    if run.wandb is not None:
+        info = run.wandb
+        facts = [f"W&B run {info.run_id or '?'}"] + [f"project {info.project}"] * bool(info.project)
+        facts += ["offline" if info.offline else "online"] * (info.offline is not None)
+        facts += [f"exit code {info.exit_code}" if info.exit_code is not None else "no exit recorded"]
+        facts += [f"{len(info.config)} config value(s)"]
+        lines.append("   " + ", ".join(facts))
     for f in run.files:
         for d in f.damage:
             lines.append(f"   ! {f.name}: {d.message}")
