@@ -23,7 +23,7 @@ from core.monitor.smoothing import DEFAULT_WEIGHT, MAX_WEIGHT
 from core.monitor.sources import FoundRun, describe_found, find_runs, open_run
 from core.monitor.verdicts import run_verdicts
 from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table
-from core.monitor.wandb_config import as_script_lines, check_config, config_rows
+from core.monitor.wandb_config import as_script_lines, check_config, config_rows, steps_per_rollout_note
 from core.monitor.wandb_log import SRC_DEFINE_METRIC, SRC_WANDB_ARGS
 from core.monitor.wandb_proto import WandbProtoUnavailable
 from core.paths import PathRefused, resolve_allowed
@@ -316,6 +316,9 @@ for ri, run in enumerate(wandb_runs):
         if not info.config:
             st.info("This run's files hold no config (slime logs its arguments when it opens the run).")
             continue
+        note = steps_per_rollout_note(info.config)
+        if note:
+            st.caption(plain(note))
         with st.expander(f"All {len(info.config)} config values, as logged"):
             st.dataframe(config_rows(info.config), hide_index=True, width="stretch")
         form, report = checked_config(json.dumps(info.config, sort_keys=True, default=str), profile.gpus_total)

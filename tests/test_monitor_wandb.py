@@ -301,3 +301,12 @@ def test_credentials_in_the_config_are_never_written_back():
                           load_catalog())
     assert "abcd1234secret" not in form.args and "s3" not in form.args
     assert form.args[form.args.index("--wandb-key") + 1] == "<hidden>"
+
+
+def test_config_says_how_many_optimizer_steps_per_rollout():
+    from core.monitor.wandb_config import steps_per_rollout_note
+
+    note = steps_per_rollout_note({"rollout_batch_size": 32, "n_samples_per_prompt": 8, "global_batch_size": 128,
+                                   "wandb_always_use_train_step": True})
+    assert note and "2 optimizer step(s) per rollout" in note and "--wandb-always-use-train-step" in note
+    assert steps_per_rollout_note({"rollout_batch_size": "x"}) is None

@@ -157,3 +157,26 @@ def config_rows(config: dict, limit: int = 2000) -> list[dict[str, str]]:
         text = HIDDEN if is_secret(key.rsplit("/", 1)[-1]) and value else json.dumps(value, default=str)
         rows.append({"key": key, "value": text if len(text) <= 300 else text[:297] + "..."})
     return rows
+
+
+def steps_per_rollout_note(config: dict) -> str | None:
+    """What the config says about optimizer steps per rollout and the W&B step axis, as one sentence.
+
+    slime trains rollout_batch_size * n_samples_per_prompt // global_batch_size optimizer steps per rollout
+    (slime/utils/arguments.py:1971-1972@624b824a), and with --wandb-always-use-train-step it logs
+    rollout/step as rollout_id times that number (slime/observability/metric_utils.py:120-123@624b824a)."""
+    try:
+        rollout = int(config["rollout_batch_size"])
+        samples = int(config["n_samples_per_prompt"])
+        global_batch = int(config["global_batch_size"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if rollout <= 0 or samples <= 0 or global_batch <= 0:
+        return None
+    k = rollout * samples // global_batch
+    text = (f"By its config this run trains {k} optimizer step(s) per rollout (rollout_batch_size {rollout} x "
+            f"n_samples_per_prompt {samples} // global_batch_size {global_batch}); enter it above to fix the "
+            "rollout axis.")
+    if config.get("wandb_always_use_train_step") is True:
+        text += " It logged with --wandb-always-use-train-step: rollout/step counts optimizer steps."
+    return text
