@@ -64,7 +64,7 @@ def test_zip_of_wandb_folder_gives_curves_checklist_config_and_record(app_env, m
     codes = [c.value for c in at.code]
     assert any("--rollout-batch-size 32" in c for c in codes)
     assert "MODE006" in _texts(at)
-    assert "trains 2 optimizer step(s) per rollout" in _texts(at)  # 32 x 8 // 128, from the config
+    assert "trains 2 optimizer step" in _texts(at)  # 32 x 8 // 128, from the config
     config_table = at.dataframe[0].value
     assert "rollout_batch_size" in config_table["key"].tolist()
     assert "local-secret-123" not in _texts(at) + config_table.to_csv()  # slime logs --wandb-key: hidden
