@@ -310,3 +310,24 @@ def test_config_says_how_many_optimizer_steps_per_rollout():
                                    "wandb_always_use_train_step": True})
     assert note and "2 optimizer step(s) per rollout" in note and "--wandb-always-use-train-step" in note
     assert steps_per_rollout_note({"rollout_batch_size": "x"}) is None
+
+
+SLIME_SRC = Path("/work/src/slime")
+
+
+@pytest.mark.skipif(not SLIME_SRC.is_dir(), reason="needs the slime checkout at the pinned commit")
+def test_cited_slime_lines_say_what_we_cite_them_for():
+    from core.monitor import wandb_log
+
+    expected = {
+        wandb_log.SRC_DEFINE_METRIC: "def _init_wandb_common",
+        wandb_log.SRC_WANDB_LOG: "def log(args, metrics, step_key",
+        wandb_log.SRC_WANDB_ARGS: "def add_wandb_arguments",
+        wandb_log.SRC_WANDB_CONFIG: "def _compute_config_for_logging",
+        "slime/utils/arguments.py:1972@": "global_batch_size = args.rollout_batch_size * args.n_samples_per_prompt",
+        "slime/observability/metric_utils.py:121@": "if args.wandb_always_use_train_step",
+    }
+    for cite, text in expected.items():
+        path, line = cite.split("@")[0].rsplit(":", 1)
+        lines = (SLIME_SRC / path).read_text(encoding="utf-8").splitlines()
+        assert text in lines[int(line) - 1], cite

@@ -174,9 +174,12 @@ def steps_per_rollout_note(config: dict) -> str | None:
     if rollout <= 0 or samples <= 0 or global_batch <= 0:
         return None
     k = rollout * samples // global_batch
+    from core.pins import slime_source
+
     text = (f"By its config this run trains {k} optimizer step(s) per rollout (rollout_batch_size {rollout} x "
-            f"n_samples_per_prompt {samples} // global_batch_size {global_batch}); enter it above to fix the "
-            "rollout axis.")
+            f"n_samples_per_prompt {samples} // global_batch_size {global_batch}, "
+            f"{slime_source('slime/utils/arguments.py', 1972)}); enter it above to fix the rollout axis.")
     if config.get("wandb_always_use_train_step") is True:
-        text += " It logged with --wandb-always-use-train-step: rollout/step counts optimizer steps."
+        text += (" It logged with --wandb-always-use-train-step: rollout/step counts optimizer steps "
+                 f"({slime_source('slime/observability/metric_utils.py', 121)}).")
     return text
