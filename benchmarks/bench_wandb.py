@@ -10,6 +10,11 @@ the TensorBoard log by tensorboardX, with the same names and values (`write_scal
 runs in a fresh Python process with an empty cache; TensorBoard and W&B opens alternate, so a busy machine
 slows both alike. Times are of the call; imports are printed apart (the W&B reader reads the `wandb`
 package's protocol definitions without importing `wandb`).
+
+Measured on the project's 2-core machine while it was shared and heavily loaded (load average 14-20), medians:
+TensorBoard first open 4.0-8.4 s wall / 1.7 s CPU; W&B first open 1.9-3.2 s wall / 0.52 s CPU (0.30-0.46x);
+W&B re-open from cache 0.10-0.17 s; re-open after 10% growth 0.8-1.4 s; one flipped bit in a history record:
+299,900 of 300,000 values read, that row reported.
 """
 
 from __future__ import annotations
