@@ -59,12 +59,13 @@ memory.done_caption()
 
 
 def still_allowed(entry: object) -> bool:
-    """A remembered folder is read again only while it is still inside the configured roots."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not isinstance(entry.get("label"), str):
-        return False
+    """A remembered run is read again only while its folder and files are still inside the configured roots."""
     try:
-        resolve_allowed(entry["path"], want="dir")
-    except PathRefused:
+        run = FoundRun.model_validate(entry)
+        resolve_allowed(run.path, want="dir")
+        for file in run.files:
+            resolve_allowed(file, want="file")
+    except (ValueError, PathRefused):  # pydantic's ValidationError is a ValueError
         return False
     return True
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, JsonValue, field_validator, model_validator
 
 from core.data import DataKeys, check_extension
 
@@ -100,7 +100,7 @@ class SavedLaunchKeys(BaseModel):
     updated_at: float
 
 
-InputValue = str | int | float | bool | None | list[str] | list[dict[str, str]]
+InputValue = JsonValue  # what a widget holds (text, number, flag, choice) or a list such as added folders
 
 
 class PageInputs(BaseModel):
