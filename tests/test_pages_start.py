@@ -2,7 +2,7 @@
 
 import re
 
-from core.memory.profile import Profile, WorkflowRecord
+from core.memory.profile import Profile
 from core.memory.store import Store
 
 
@@ -32,6 +32,17 @@ def test_first_visit_rejects_bad_answers_specifically(app_env, make_app):
     assert Store(app_env).active_profile() is None
 
 
+def test_empty_answers_get_sentences_for_people_and_fields_start_empty(app_env, make_app):
+    at = make_app().run()
+    assert [t.value for t in at.text_input] == ["", "", "", ""]  # placeholders only, no pre-filled values
+    assert all(t.placeholder.startswith("e.g. ") for t in at.text_input)
+    at.button[0].click().run()
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert len(errors) == 3 and not any("String should" in e or "character" in e for e in errors)
+    assert any("for example Qwen3-4B" in e for e in errors) and any("how many GPUs" in e for e in errors)
+    assert Store(app_env).active_profile() is None
+
+
 def test_saved_answers_are_not_asked_again(app_env, make_app):
     Store(app_env).save_profile(Profile(model="GLM4-9B", data_path="/d/x.jsonl", gpus_total=4))
     at = make_app().run()
@@ -52,18 +63,6 @@ def test_profile_page_edits_one_field_and_keeps_the_rest(app_env, make_app):
     assert (p.model, p.gpus_total, p.gpus_per_node, p.nodes) == ("Qwen3-4B", 16, 8, 2)
 
 
-def test_progress_page_lists_every_workflow_with_status(app_env, make_app):
-    s = Store(app_env)
-    s.save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8))
-    s.record("default", WorkflowRecord(workflow="grpo", status="done", updated_at=1.7e9,
-                                       output="#!/bin/bash\necho draft", output_name="run.sh"))
-    at = make_app("pages/progress.py").run()
-    assert not at.exception
-    labels = [e.label for e in at.expander]
-    assert "GRPO setup: done" in labels and "Monitor training: not started" in labels
-    assert any("echo draft" in c.value for c in at.code)
-
-
 def test_pages_ask_for_profile_first(app_env, make_app):
     at = make_app("pages/progress.py").run()
     assert not at.exception
@@ -78,7 +77,7 @@ def test_hostile_data_path_is_shown_inert_on_every_page(app_env, make_app):
         assert not at.exception
         rendered = [e.value for e in (*at.markdown, *at.caption, *at.info, *at.success, *at.warning)]
         rendered += [c.label for c in at.checkbox]
-        active = re.compile(r"(?<!\\)\]\(http|(?<!\\)<img")  # an unescaped link target or tag
+        active = re.compile(r"(?<!\\)\]\(http://attacker|(?<!\\)<img")  # the user's link or tag, live
         assert not any(active.search(t) for t in rendered), page
         assert any("attacker" in t for t in rendered), page  # the value is shown, escaped
 
@@ -88,7 +87,7 @@ def test_a_damaged_store_is_reported_once_and_the_app_goes_on(app_env, make_app)
     (app_env / "cache.db").write_bytes(b"not a database" * 50)
     at = make_app().run()
     assert not at.exception
-    assert any("kept at" in w.value for w in at.warning)
+    assert any("kept, unchanged, at" in w.value for w in at.warning)
     assert at.text_input(key="onb_model").value == ""  # a fresh store: the questions are asked
     at.run()
-    assert not any("kept at" in w.value for w in at.warning)  # shown once per session
+    assert not any("kept, unchanged, at" in w.value for w in at.warning)  # shown once per session

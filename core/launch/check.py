@@ -122,7 +122,7 @@ from core.launch.script import (
     read_arg_list_text,
     read_launch_script,
 )
-from core.memory.profile import MAX_GPUS
+from core.memory import MAX_GPUS
 from core.paths import PathRefused, containing_roots, decode_text, read_within
 from core.pins import megatron_source, slime_source
 
