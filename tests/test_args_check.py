@@ -9,6 +9,7 @@ import pytest
 
 import core.launch.check as ac
 from core.knowledge.cards import SOURCE_RE
+from core.launch import rules
 from core.launch.check import (
     CheckOptions,
     check_arg_list,
@@ -16,6 +17,7 @@ from core.launch.check import (
     check_script_bytes,
     rule_context,
 )
+from core.launch.rules import layout, megatron, modes, sglang, slime
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
 
@@ -107,90 +109,90 @@ def test_every_flag_gets_an_owner():
 
 # -- ported rules, called directly ------------------------------------------------------------------
 RULE_CASES = [
-    (ac.temperature_positive, ["--rollout-temperature", "0"], ["SLIME001"]),
-    (ac.temperature_positive, ["--rollout-temperature", "0.7"], []),
-    (ac.kl_needs_ref_load, ["--use-kl-loss"], ["SLIME002"]),
-    (ac.kl_needs_ref_load, ["--use-kl-loss", "--ref-load", "/r"], []),
-    (ac.kl_needs_ref_load, ["--kl-coef", "0.1"], ["SLIME002"]),
-    (ac.kl_coef_exclusive, ["--kl-coef", "0.1", "--kl-loss-coef", "0.01"], ["SLIME003"]),
-    (ac.kl_coef_exclusive, ["--kl-coef", "0", "--kl-loss-coef", "0.01"], []),
-    (ac.opd_consistent, ["--use-opd"], ["SLIME004"]),
-    (ac.opd_consistent, ["--use-opd", "--opd-type", "megatron"], ["SLIME004"]),
-    (ac.opd_consistent, ["--use-opd", "--opd-type", "sglang", "--opd-teacher-load", "/t"], ["SLIME004"]),
-    (ac.opd_consistent, ["--opd-teacher-load", "/t"], ["SLIME004"]),
-    (ac.opd_consistent, ["--use-opd", "--opd-type", "megatron", "--opd-teacher-load", "/t"], []),
-    (ac.eval_interval_needs_data, ["--eval-interval", "5"], ["SLIME005"]),
-    (ac.eval_interval_needs_data, ["--eval-interval", "5", "--eval-prompt-data", "aime", "/a.jsonl"], []),
-    (ac.save_interval_needs_save, ["--save-interval", "5"], ["SLIME006"]),
-    (ac.save_interval_needs_save, ["--save-interval", "5", "--save", "/s"], []),
-    (ac.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus"], ["SLIME007"]),
-    (ac.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus",
+    (slime.temperature_positive, ["--rollout-temperature", "0"], ["SLIME001"]),
+    (slime.temperature_positive, ["--rollout-temperature", "0.7"], []),
+    (slime.kl_needs_ref_load, ["--use-kl-loss"], ["SLIME002"]),
+    (slime.kl_needs_ref_load, ["--use-kl-loss", "--ref-load", "/r"], []),
+    (slime.kl_needs_ref_load, ["--kl-coef", "0.1"], ["SLIME002"]),
+    (slime.kl_coef_exclusive, ["--kl-coef", "0.1", "--kl-loss-coef", "0.01"], ["SLIME003"]),
+    (slime.kl_coef_exclusive, ["--kl-coef", "0", "--kl-loss-coef", "0.01"], []),
+    (slime.opd_consistent, ["--use-opd"], ["SLIME004"]),
+    (slime.opd_consistent, ["--use-opd", "--opd-type", "megatron"], ["SLIME004"]),
+    (slime.opd_consistent, ["--use-opd", "--opd-type", "sglang", "--opd-teacher-load", "/t"], ["SLIME004"]),
+    (slime.opd_consistent, ["--opd-teacher-load", "/t"], ["SLIME004"]),
+    (slime.opd_consistent, ["--use-opd", "--opd-type", "megatron", "--opd-teacher-load", "/t"], []),
+    (slime.eval_interval_needs_data, ["--eval-interval", "5"], ["SLIME005"]),
+    (slime.eval_interval_needs_data, ["--eval-interval", "5", "--eval-prompt-data", "aime", "/a.jsonl"], []),
+    (slime.save_interval_needs_save, ["--save-interval", "5"], ["SLIME006"]),
+    (slime.save_interval_needs_save, ["--save-interval", "5", "--save", "/s"], []),
+    (slime.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus"], ["SLIME007"]),
+    (slime.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus",
                                         "--normalize-advantages"], []),
-    (ac.rollout_logprobs_vs_tis, ["--use-rollout-logprobs", "--use-tis"], ["SLIME008"]),
-    (ac.mismatch_metrics_need_tis_fn, ["--get-mismatch-metrics"], ["SLIME009"]),
-    (ac.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size"], ["SLIME010"]),
-    (ac.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size", "--max-tokens-per-gpu", "8192"], []),
-    (ac.flops_balance_needs_dynamic, ["--balance-by-flops"], ["SLIME011"]),
-    (ac.debug_dump_paths_differ, ["--save-debug-train-data", "/d", "--save-debug-rollout-data", "/d"], ["SLIME012"]),
-    (ac.debug_modes_exclusive, ["--debug-rollout-only", "--load-debug-rollout-data", "/x"], ["SLIME013"]),
-    (ac.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "16"],
+    (slime.rollout_logprobs_vs_tis, ["--use-rollout-logprobs", "--use-tis"], ["SLIME008"]),
+    (slime.mismatch_metrics_need_tis_fn, ["--get-mismatch-metrics"], ["SLIME009"]),
+    (slime.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size"], ["SLIME010"]),
+    (slime.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size", "--max-tokens-per-gpu", "8192"], []),
+    (slime.flops_balance_needs_dynamic, ["--balance-by-flops"], ["SLIME011"]),
+    (slime.debug_dump_paths_differ, ["--save-debug-train-data", "/d", "--save-debug-rollout-data", "/d"], ["SLIME012"]),
+    (slime.debug_modes_exclusive, ["--debug-rollout-only", "--load-debug-rollout-data", "/x"], ["SLIME013"]),
+    (slime.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "16"],
      ["SLIME014"]),
-    (ac.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "64"], []),
-    (ac.rollout_count_given, ["--rollout-batch-size", "8"], ["SLIME015"]),
-    (ac.rollout_count_given, ["--num-epoch", "2", "--disable-rollout-global-dataset"], ["SLIME015"]),
-    (ac.rollout_count_given, ["--num-epoch", "2"], []),
-    (ac.mtp_needs_layers, ["--enable-mtp-training"], ["SLIME016"]),
-    (ac.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4096"],
+    (slime.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "64"], []),
+    (slime.rollout_count_given, ["--rollout-batch-size", "8"], ["SLIME015"]),
+    (slime.rollout_count_given, ["--num-epoch", "2", "--disable-rollout-global-dataset"], ["SLIME015"]),
+    (slime.rollout_count_given, ["--num-epoch", "2"], []),
+    (slime.mtp_needs_layers, ["--enable-mtp-training"], ["SLIME016"]),
+    (slime.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4096"],
      ["SLIME017"]),
-    (ac.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4095"], []),
-    (ac.param_lists_exclusive, ["--only-train-params-name-list", "a", "--freeze-params-name-list", "b"],
+    (slime.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4095"], []),
+    (slime.param_lists_exclusive, ["--only-train-params-name-list", "a", "--freeze-params-name-list", "b"],
      ["SLIME018"]),
-    (ac.disk_transport_needs_dir, ["--update-weight-transport", "disk"], ["SLIME019"]),
-    (ac.release_train_requirements, ["--release-train", "--advantage-estimator", "ppo"],
+    (slime.disk_transport_needs_dir, ["--update-weight-transport", "disk"], ["SLIME019"]),
+    (slime.release_train_requirements, ["--release-train", "--advantage-estimator", "ppo"],
      ["SLIME020", "SLIME020", "SLIME020"]),
-    (ac.release_train_requirements, ["--release-train", "--save", "/s", "--update-weight-transport", "disk"], []),
-    (ac.delta_update_requirements, ["--update-weight-mode", "delta", "--colocate"],
+    (slime.release_train_requirements, ["--release-train", "--save", "/s", "--update-weight-transport", "disk"], []),
+    (slime.delta_update_requirements, ["--update-weight-mode", "delta", "--colocate"],
      ["SLIME021", "SLIME021", "SLIME021"]),
-    (ac.single_sample_normalization, ["--n-samples-per-prompt", "1"], ["SLIME022"]),
-    (ac.single_sample_normalization, ["--n-samples-per-prompt", "8"], []),
-    (ac.cispo_clip, ["--advantage-estimator", "cispo"], ["SLIME023"]),
-    (ac.cispo_clip, ["--advantage-estimator", "cispo", "--eps-clip", "1.0"], []),
-    (ac.custom_config_overrides, ["--custom-config-path", "x.yaml"], ["ARG013"]),
-    (ac.required_rollout_batch_size, ["--num-rollout", "3"], ["ARG009"]),
-    (ac.sglang_pp_divides_engine, ["--rollout-num-gpus-per-engine", "3", "--sglang-pp-size", "2"], ["SGL001"]),
-    (ac.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2"], ["SGL002"]),
-    (ac.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2", "--sglang-enable-dp-attention"], []),
-    (ac.sglang_deployment_exclusive, ["--prefill-num-servers", "1", "--sglang-config", "c.yaml"], ["SGL003"]),
-    (ac.world_size_divisible, ["--actor-num-gpus-per-node", "6", "--tensor-model-parallel-size", "4"], ["MEG001"]),
-    (ac.world_size_divisible, ["--actor-num-gpus-per-node", "8", "--tensor-model-parallel-size", "4"], []),
-    (ac.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2"], ["MEG002"]),
-    (ac.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2",
+    (slime.single_sample_normalization, ["--n-samples-per-prompt", "1"], ["SLIME022"]),
+    (slime.single_sample_normalization, ["--n-samples-per-prompt", "8"], []),
+    (slime.cispo_clip, ["--advantage-estimator", "cispo"], ["SLIME023"]),
+    (slime.cispo_clip, ["--advantage-estimator", "cispo", "--eps-clip", "1.0"], []),
+    (slime.custom_config_overrides, ["--custom-config-path", "x.yaml"], ["ARG013"]),
+    (slime.required_rollout_batch_size, ["--num-rollout", "3"], ["ARG009"]),
+    (sglang.sglang_pp_divides_engine, ["--rollout-num-gpus-per-engine", "3", "--sglang-pp-size", "2"], ["SGL001"]),
+    (sglang.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2"], ["SGL002"]),
+    (sglang.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2", "--sglang-enable-dp-attention"], []),
+    (sglang.sglang_deployment_exclusive, ["--prefill-num-servers", "1", "--sglang-config", "c.yaml"], ["SGL003"]),
+    (megatron.world_size_divisible, ["--actor-num-gpus-per-node", "6", "--tensor-model-parallel-size", "4"], ["MEG001"]),
+    (megatron.world_size_divisible, ["--actor-num-gpus-per-node", "8", "--tensor-model-parallel-size", "4"], []),
+    (megatron.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2"], ["MEG002"]),
+    (megatron.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2",
                                  "--decoder-last-pipeline-num-layers", "23"], []),
-    (ac.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24"], ["MEG003"]),
-    (ac.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24", "--kv-channels", "128"], []),
-    (ac.min_lr_below_lr, ["--lr", "1e-6", "--min-lr", "1e-5"], ["MEG004"]),
-    (ac.save_needs_interval, ["--save", "/s"], ["MEG005"]),
-    (ac.save_needs_interval, ["--save", "/s", "--release-train"], []),
-    (ac.model_shape_given, ["--num-layers", "2"], ["MEG006"]),
-    (ac.removed_megatron_flags, ["--checkpoint-activations"], ["MEG007"]),
-    (ac.seq_length_fits_cp, ["--context-parallel-size", "3"], ["MEG008"]),
-    (ac.max_positions_cover_seq, ["--max-position-embeddings", "2048"], ["MEG009"]),
-    (ac.max_positions_cover_seq, ["--max-position-embeddings", "2048", "--seq-length", "2048"], []),
-    (ac.expert_parallel_divides_experts, ["--expert-model-parallel-size", "8", "--num-experts", "60"], ["MEG010"]),
-    (ac.selective_recompute_no_method, ["--recompute-granularity", "selective", "--recompute-method", "uniform"],
+    (megatron.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24"], ["MEG003"]),
+    (megatron.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24", "--kv-channels", "128"], []),
+    (megatron.min_lr_below_lr, ["--lr", "1e-6", "--min-lr", "1e-5"], ["MEG004"]),
+    (megatron.save_needs_interval, ["--save", "/s"], ["MEG005"]),
+    (megatron.save_needs_interval, ["--save", "/s", "--release-train"], []),
+    (megatron.model_shape_given, ["--num-layers", "2"], ["MEG006"]),
+    (megatron.removed_megatron_flags, ["--checkpoint-activations"], ["MEG007"]),
+    (megatron.seq_length_fits_cp, ["--context-parallel-size", "3"], ["MEG008"]),
+    (megatron.max_positions_cover_seq, ["--max-position-embeddings", "2048"], ["MEG009"]),
+    (megatron.max_positions_cover_seq, ["--max-position-embeddings", "2048", "--seq-length", "2048"], []),
+    (megatron.expert_parallel_divides_experts, ["--expert-model-parallel-size", "8", "--num-experts", "60"], ["MEG010"]),
+    (megatron.selective_recompute_no_method, ["--recompute-granularity", "selective", "--recompute-method", "uniform"],
      ["MEG011"]),
-    (ac.uneven_pipeline_needs_pp, ["--decoder-last-pipeline-num-layers", "3"], ["MEG012"]),
-    (ac.micro_batch_ignored_when_dynamic, ["--use-dynamic-batch-size", "--micro-batch-size", "2"], ["MODE001"]),
-    (ac.micro_batch_ignored_when_dynamic, ["--micro-batch-size", "2"], []),
-    (ac.max_tokens_needs_dynamic, ["--max-tokens-per-gpu", "4096"], ["MODE002"]),
-    (ac.sequence_parallel_needs_tp, ["--sequence-parallel"], ["MODE003"]),
-    (ac.sequence_parallel_needs_tp, ["--sequence-parallel", "--tensor-model-parallel-size", "2"], []),
-    (ac.num_epoch_ignored, ["--num-epoch", "1", "--num-rollout", "5"], ["MODE004"]),
-    (ac.kl_loss_coef_needs_switch, ["--kl-loss-coef", "0.01"], ["MODE005"]),
-    (ac.kl_loss_zero_coef, ["--use-kl-loss"], ["MODE006"]),
-    (ac.eval_data_needs_interval, ["--eval-prompt-data", "aime", "/a.jsonl"], ["MODE007"]),
-    (ac.release_train_offload_ignored, ["--colocate", "--release-train", "--offload-train"], ["MODE008"]),
-    (ac.async_refuses_colocate, ["--colocate"], []),  # entry unknown: not refused
+    (megatron.uneven_pipeline_needs_pp, ["--decoder-last-pipeline-num-layers", "3"], ["MEG012"]),
+    (modes.micro_batch_ignored_when_dynamic, ["--use-dynamic-batch-size", "--micro-batch-size", "2"], ["MODE001"]),
+    (modes.micro_batch_ignored_when_dynamic, ["--micro-batch-size", "2"], []),
+    (modes.max_tokens_needs_dynamic, ["--max-tokens-per-gpu", "4096"], ["MODE002"]),
+    (modes.sequence_parallel_needs_tp, ["--sequence-parallel"], ["MODE003"]),
+    (modes.sequence_parallel_needs_tp, ["--sequence-parallel", "--tensor-model-parallel-size", "2"], []),
+    (modes.num_epoch_ignored, ["--num-epoch", "1", "--num-rollout", "5"], ["MODE004"]),
+    (modes.kl_loss_coef_needs_switch, ["--kl-loss-coef", "0.01"], ["MODE005"]),
+    (modes.kl_loss_zero_coef, ["--use-kl-loss"], ["MODE006"]),
+    (modes.eval_data_needs_interval, ["--eval-prompt-data", "aime", "/a.jsonl"], ["MODE007"]),
+    (modes.release_train_offload_ignored, ["--colocate", "--release-train", "--offload-train"], ["MODE008"]),
+    (layout.async_refuses_colocate, ["--colocate"], []),  # entry unknown: not refused
 ]
 
 
@@ -200,8 +202,8 @@ def test_rule(rule_fn, args, expected):
 
 
 def test_async_entry_refuses_colocate():
-    assert run(ac.async_refuses_colocate, ["--colocate"], entry="train_async.py") == ["ENTRY001"]
-    assert run(ac.async_refuses_colocate, ["--colocate"], entry="train.py") == []
+    assert run(layout.async_refuses_colocate, ["--colocate"], entry="train_async.py") == ["ENTRY001"]
+    assert run(layout.async_refuses_colocate, ["--colocate"], entry="train.py") == []
 
 
 @pytest.mark.parametrize(("args", "gpus", "expected", "total"), [
@@ -213,14 +215,14 @@ def test_async_entry_refuses_colocate():
 ], ids=str)
 def test_gpu_total_against_the_profile(args, gpus, expected, total):
     ctx = rule_context(args, CheckOptions(gpus=gpus))
-    assert codes(ac.gpu_total_fits_profile(ctx)) == expected
-    assert ac.gpu_layout(ctx)["total"] == total
+    assert codes(layout.gpu_total_fits_profile(ctx)) == expected
+    assert layout.gpu_layout(ctx)["total"] == total
 
 
 def test_gpu_overrun_is_an_error_and_underuse_a_note():
-    over = list(ac.gpu_total_fits_profile(rule_context(["--colocate", "--actor-num-nodes", "2"],
+    over = list(layout.gpu_total_fits_profile(rule_context(["--colocate", "--actor-num-nodes", "2"],
                                                        CheckOptions(gpus=8))))
-    under = list(ac.gpu_total_fits_profile(rule_context(["--colocate"], CheckOptions(gpus=16))))
+    under = list(layout.gpu_total_fits_profile(rule_context(["--colocate"], CheckOptions(gpus=16))))
     assert over[0].severity.value == "error" and "16 GPUs" in over[0].message
     assert under[0].severity.value == "info"
 
@@ -231,7 +233,7 @@ def test_gpu_overrun_is_an_error_and_underuse_a_note():
     (["--rollout-external-engine-addrs", "h:1"], [], None),
 ], ids=str)
 def test_disaggregated_needs_rollout_gpus(args, expected, severity):
-    found = list(ac.disaggregated_needs_rollout_gpus(rule_context(args)))
+    found = list(layout.disaggregated_needs_rollout_gpus(rule_context(args)))
     assert codes(found) == expected and (not found or found[0].severity.value == severity)
 
 
@@ -241,7 +243,7 @@ def test_disaggregated_needs_rollout_gpus(args, expected, severity):
      "cannot hold one engine"),
 ], ids=str)
 def test_rollout_gpus_split_into_engines(args, severity, text):
-    found = list(ac.rollout_gpus_make_whole_engines(rule_context(args)))
+    found = list(layout.rollout_gpus_make_whole_engines(rule_context(args)))
     assert found[0].severity.value == severity and text in found[0].message
 
 
@@ -399,7 +401,7 @@ def test_a_failed_checkout_build_is_remembered_until_its_files_change(tmp_path, 
 
 # -- the code table ----------------------------------------------------------------------------------
 def test_every_code_is_in_the_module_docstring_and_back():
-    documented = set(re.findall(r"^\s{4}([A-Z]+\d{3})\s", ac.__doc__, re.M))
+    documented = set(re.findall(r"^\s{4}([A-Z]+\d{3})\s", rules.__doc__, re.M))
     assert documented == set(ac.RULES)
 
 
