@@ -182,8 +182,8 @@ RULE_CASES = [
     (megatron.selective_recompute_no_method, ["--recompute-granularity", "selective", "--recompute-method", "uniform"],
      ["MEG011"]),
     (megatron.uneven_pipeline_needs_pp, ["--decoder-last-pipeline-num-layers", "3"], ["MEG012"]),
-    (modes.micro_batch_ignored_when_dynamic, ["--use-dynamic-batch-size", "--micro-batch-size", "2"], ["MODE001"]),
-    (modes.micro_batch_ignored_when_dynamic, ["--micro-batch-size", "2"], []),
+    (modes.micro_batch_under_dynamic, ["--use-dynamic-batch-size", "--micro-batch-size", "2"], ["MODE001"]),
+    (modes.micro_batch_under_dynamic, ["--micro-batch-size", "2"], []),
     (modes.max_tokens_needs_dynamic, ["--max-tokens-per-gpu", "4096"], ["MODE002"]),
     (modes.sequence_parallel_needs_tp, ["--sequence-parallel"], ["MODE003"]),
     (modes.sequence_parallel_needs_tp, ["--sequence-parallel", "--tensor-model-parallel-size", "2"], []),
@@ -258,19 +258,114 @@ def test_batch_mismatch_under_slimes_assertion_lists_exact_fixes():
     assert report.summary["batch"]["status"] == "error"
 
 
-def test_static_batches_must_split_over_data_parallel_ranks():
-    args = [*MODEL, "--rollout-batch-size", "6", "--n-samples-per-prompt", "2", "--global-batch-size", "12",
-            "--num-rollout", "5", "--colocate", "--micro-batch-size", "2"]  # DP 8: 6 micro-batches
-    report = check_arg_list(args)
-    assert "BATCH006" in codes(report.findings)
-    assert "BATCH006" not in codes(check_arg_list([*args, "--use-dynamic-batch-size", "--max-tokens-per-gpu",
-                                                   "4096"]).findings)
+def test_startup_divisibility_holds_with_and_without_dynamic_batching():
+    args = [*MODEL, "--rollout-batch-size", "12", "--n-samples-per-prompt", "2", "--global-batch-size", "24",
+            "--num-rollout", "5", "--colocate", "--hf-checkpoint", "/m", "--micro-batch-size", "2"]  # DP 8: unit 16
+    for extra in ([], ["--use-dynamic-batch-size", "--max-tokens-per-gpu", "4096"]):
+        hit = next(f for f in check_arg_list([*args, *extra]).findings if f.code == "BATCH008")
+        assert hit.severity.value == "error" and "--use-dynamic-batch-size" not in (hit.fix or "")
+        assert hit.source == "megatron/core/num_microbatches_calculator.py:340@1dcf0daf"
+
+
+def test_static_split_fails_at_the_first_step_only_when_startup_rounds_down():
+    args = [*MODEL, "--rollout-batch-size", "12", "--n-samples-per-prompt", "2", "--global-batch-size", "24",
+            "--num-rollout", "5", "--colocate", "--hf-checkpoint", "/m", "--micro-batch-size", "2",
+            "--decrease-batch-size-if-needed"]  # 12 micro-batches over DP 8
+    hit = next(f for f in check_arg_list(args).findings if f.code == "BATCH006")
+    assert hit.source == "slime/utils/dp_schedule.py:178@624b824a" and "first training step" in hit.message
+    dynamic = check_arg_list([*args, "--use-dynamic-batch-size", "--max-tokens-per-gpu", "4096"]).findings
+    assert not {"BATCH006", "BATCH007", "BATCH008"} & set(codes(dynamic))
+
+
+def test_global_batch_derived_from_steps_is_checked_at_startup():
+    """The issue's case: dynamic batching, DP 4, 32 x 8 // 3 = 85, not a multiple of 4."""
+    args = [*MODEL, "--rollout-batch-size", "32", "--n-samples-per-prompt", "8", "--num-steps-per-rollout", "3",
+            "--num-rollout", "5", "--colocate", "--hf-checkpoint", "/m", "--tensor-model-parallel-size", "2",
+            "--use-dynamic-batch-size", "--max-tokens-per-gpu", "4096"]
+    hit = next(f for f in check_arg_list(args).findings if f.code == "BATCH008")
+    assert "85 (32 x 8 // 3)" in hit.message and "--num-steps-per-rollout 2 or 4" in hit.fix
 
 
 def test_global_batch_below_data_parallel_size():
     report = check_arg_list([*MODEL, "--rollout-batch-size", "2", "--n-samples-per-prompt", "2",
                              "--global-batch-size", "4", "--num-rollout", "5", "--colocate"])
     assert "BATCH007" in codes(report.findings)
+
+
+def test_micro_batch_split_logic_lives_in_core_batch():
+    from core.batch import check_micro_batch_split
+
+    assert check_micro_batch_split(256, 1, 4, dynamic=True).code is None
+    assert check_micro_batch_split(85, 1, 4, dynamic=True).code == "BATCH008"
+    assert check_micro_batch_split(6, 2, 4, dynamic=True).code == "BATCH007"
+    assert check_micro_batch_split(6, 2, 4, dynamic=True, decrease_if_needed=True).code == "BATCH007"
+    assert check_micro_batch_split(24, 2, 8, dynamic=False, decrease_if_needed=True).code == "BATCH006"
+    assert check_micro_batch_split(24, 2, 8, dynamic=True, decrease_if_needed=True).code is None
+
+
+def test_micro_batch_size_under_dynamic_batching_is_not_called_ineffective():
+    hit = next(iter(modes.micro_batch_under_dynamic(rule_context(["--use-dynamic-batch-size", "--micro-batch-size",
+                                                                   "2"]))))
+    assert "no effect" not in hit.message and "start-up" in hit.message and hit.severity.value == "info"
+
+
+def test_one_sample_per_prompt_zeroes_group_normalised_rewards():
+    for estimator in ("grpo", "gspo", "cispo", "reinforce_plus_plus_baseline"):
+        ctx = rule_context(["--n-samples-per-prompt", "1", "--advantage-estimator", estimator])
+        hit = next(iter(slime.single_sample_normalization(ctx)))
+        assert "exactly 0" in hit.message and hit.source == "slime/ray/rollout.py:613@624b824a"
+    for extra in (["--disable-rewards-normalization"], ["--loss-type", "sft_loss"],
+                  ["--advantage-estimator", "ppo"]):
+        assert run(slime.single_sample_normalization, ["--n-samples-per-prompt", "1", *extra]) == []
+
+
+def test_hf_checkpoint_is_required():
+    assert run(slime.hf_checkpoint_given, ["--rollout-batch-size", "8"]) == ["SLIME024"]
+    assert run(slime.hf_checkpoint_given, ["--hf-checkpoint", "/m"]) == []
+
+
+def test_rollout_engines_wider_than_a_node_must_be_whole():
+    base = ["--actor-num-gpus-per-node", "8", "--rollout-num-gpus-per-engine", "64"]
+    ctx = rule_context([*base, "--rollout-num-gpus", "96"])
+    hit = next(iter(layout.rollout_gpus_make_whole_engines(ctx)))
+    assert hit.severity.value == "error" and "1 whole engine" in hit.message and "128" in hit.fix
+    assert run(layout.rollout_gpus_make_whole_engines, [*base, "--rollout-num-gpus", "128"]) == []
+    assert run(layout.rollout_gpus_make_whole_engines, [*base, "--rollout-num-gpus", "32"]) == ["GPU002"]
+    assert run(layout.rollout_gpus_make_whole_engines, [*base, "--rollout-num-gpus", "96",
+                                                        "--debug-train-only"]) == []
+
+
+def _slime_tree(root: Path) -> Path:
+    (root / "slime" / "utils").mkdir(parents=True)
+    (root / "slime" / "utils" / "arguments.py").write_text("")
+    (root / "scripts" / "models").mkdir(parents=True)
+    (root / "scripts" / "models" / "qwen3-4B.sh").write_text("MODEL_ARGS=(--num-layers 36)\n")
+    (root / "scripts" / "low_precision").mkdir()
+    return root
+
+
+SCRIPT_DIR_LINE = 'SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &>/dev/null && pwd)"\n'
+
+
+@pytest.mark.parametrize(("where", "sourced", "missing"), [
+    ("scripts/low_precision/run.sh", "${SCRIPT_DIR}/../scripts/models/qwen3-4B.sh", True),
+    ("scripts/run.sh", "${SCRIPT_DIR}/scripts/models/qwen3-4B.sh", True),
+    ("scripts/run.sh", "${SCRIPT_DIR}/models/qwen3-4B.sh", False),
+    ("scripts/low_precision/run.sh", "${SCRIPT_DIR}/../models/qwen3-4B.sh", False),
+], ids=str)
+def test_sourced_file_resolved_from_the_scripts_folder(tmp_path, where, sourced, missing):
+    tree = _slime_tree(tmp_path)
+    script = tree / where
+    text = f'#!/bin/bash\n{SCRIPT_DIR_LINE}source "{sourced}"\npython3 train.py ${{MODEL_ARGS[@]}} --hf-checkpoint /m\n'
+    script.write_text(text)
+    report = check_launch_script(text, CheckOptions(script_path=script))
+    hits = [f for f in report.findings if f.code == "SCRIPT012"]
+    assert bool(hits) == missing
+    if missing:
+        assert hits[0].line == 3 and hits[0].severity.value == "error" and "does not exist" in hits[0].message
+        assert "MEG006" in codes(report.findings)  # bash leaves MODEL_ARGS empty
+    without_location = check_launch_script(text)
+    assert "SCRIPT012" not in codes(without_location.findings)
 
 
 def test_missing_global_batch_uses_megatrons_fallback():
@@ -290,6 +385,10 @@ FIXTURE_CASES = [
     ("unresolved.sh", set(), "train.py"),
     ("unterminated.sh", {"SCRIPT003"}, None),
     ("bare_args.txt", set(), None),
+    ("dynamic_batch_startup.sh", {"BATCH008"}, "train.py"),
+    ("multinode_engines.sh", {"GPU002", "GPU003"}, "train.py"),
+    ("no_hf_checkpoint.sh", {"SLIME024"}, "train.py"),
+    ("missing_model_script.sh", {"SCRIPT012", "MEG006"}, "train.py"),
 ]
 
 

@@ -15,6 +15,8 @@ check_script_bytes, check_arg_list, rule_context, list_rules, with CheckOptions 
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,7 @@ from core.launch.script import (
     read_arg_list_text,
     read_launch_script,
 )
+from core.pins import SLIME_SHORT
 
 WARN = Severity.WARNING
 
@@ -130,31 +133,101 @@ def _cached_checkout_catalog(path: str, stamp: tuple[float, ...], build: Callabl
     return cached
 
 
-def model_script_resolver(options: CheckOptions) -> Callable[[str], SourcedModel | str | None]:
-    """Resolve `source .../models/X.sh` to slime's model script: from a checkout when given, else the catalog."""
-    from core.model_scripts import MODEL_SCRIPTS_JSON, load_model_scripts
+_SCRIPT_DIR_IDIOM = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=[\"']?\$\(cd[ \t]+(?:--[ \t]+)?[\"']?"
+                               r"\$\(dirname[^)\n]*BASH_SOURCE[^)\n]*\)((?:/[^\"'\s&)]*)?)[\"']?[^\n]*&&[ \t]*pwd[ \t]*\)"
+                               r"[\"']?[ \t]*$", re.M)
+MAX_TREE_DEPTH = 12  # ancestors searched for the slime tree a script sits in
 
-    checkout = Path(options.catalog_path) if options.catalog_path and Path(options.catalog_path).is_dir() else None
 
-    def resolve(path_text: str) -> SourcedModel | str | None:
+class ModelScriptResolver:
+    """Resolve `source .../models/X.sh` to slime's model script: from a checkout when given, else the catalog.
+
+    A path relative to the script's own directory (a variable set with the `$(cd "$(dirname
+    "${BASH_SOURCE[0]}")" && pwd)` idiom) is resolved the way bash would when the script's location is known
+    and it sits in a slime tree; a target that does not exist there, or a `scripts/models/X.sh` that slime (or
+    the checkout) does not have, is recorded in `missing` (path text -> why) and read as an empty file, which
+    is what bash leaves behind when `source` fails without `set -e`.
+    """
+
+    def __init__(self, options: CheckOptions, script_text: str = "") -> None:
+        checkout = Path(options.catalog_path) if options.catalog_path else None
+        self.checkout = checkout if checkout is not None and (checkout / "scripts" / "models").is_dir() else None
+        self.script_dir_vars = dict(_SCRIPT_DIR_IDIOM.findall(script_text))  # variable -> suffix (/../..)
+        self.script_dir = Path(options.script_path).parent if options.script_path else None
+        self.tree = _slime_tree_of(self.script_dir) if self.script_dir is not None else None
+        self.missing: dict[str, str] = {}
+
+    def __call__(self, path_text: str) -> SourcedModel | str | None:
+        from core.model_scripts import MODEL_SCRIPTS_JSON, load_model_scripts
+
         name = model_script_name(path_text)
         if name is None:
             return None
-        if checkout is not None:
-            candidate = checkout / "scripts" / "models" / f"{name}.sh"
+        relative = self._script_relative(path_text)
+        if relative is not None and self.tree is not None and self.script_dir is not None:
+            target = Path(os.path.normpath(self.script_dir / relative))
+            if not target.is_file():
+                shown = os.path.relpath(target, self.tree)
+                self.missing[path_text] = (f"from the script's own directory this is {shown} in the slime tree at "
+                                           f"{self.tree}, which does not exist")
+                return ""
+        if self.checkout is not None:
+            candidate = self.checkout / "scripts" / "models" / f"{name}.sh"
             try:
                 if candidate.is_file() and candidate.stat().st_size < MAX_SCRIPT_CHARS:
                     return candidate.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 return None
+            if self._names_slime_models(path_text, relative):
+                self.missing[path_text] = f"your checkout {self.checkout} has no scripts/models/{name}.sh"
+                return ""
+            return None
         try:
             scripts = load_model_scripts(MODEL_SCRIPTS_JSON)
         except (OSError, ValueError):
             return None
         found = next((s for s in scripts if s.name == name), None)
-        return SourcedModel(path=found.path, source=found.source, model_args=list(found.model_args)) if found else None
+        if found is None:
+            if self._names_slime_models(path_text, relative):
+                self.missing[path_text] = f"slime {SLIME_SHORT} has no model script scripts/models/{name}.sh"
+                return ""
+            return None
+        return SourcedModel(path=found.path, source=found.source, model_args=list(found.model_args))
 
-    return resolve
+    def _script_relative(self, path_text: str) -> str | None:
+        """The part after `$SCRIPT_DIR/` when the path starts with a variable holding the script's directory."""
+        for var, suffix in self.script_dir_vars.items():
+            for prefix in (f"${{{var}}}/", f"${var}/"):
+                if path_text.startswith(prefix):
+                    return suffix.strip("/") + "/" + path_text[len(prefix):] if suffix.strip("/") else \
+                        path_text[len(prefix):]
+        return None
+
+    @staticmethod
+    def _names_slime_models(path_text: str, relative: str | None) -> bool:
+        """Whether the path names slime's own model-script folder (not a file of the user's elsewhere)."""
+        return "scripts/models/" in path_text or (relative is not None and relative.startswith(("models/",
+                                                                                                 "../models/")))
+
+
+def _slime_tree_of(directory: Path) -> Path | None:
+    """The slime checkout a directory lies in (the nearest ancestor with slime/utils/arguments.py), if any."""
+    try:
+        here = directory.resolve()
+    except OSError:
+        return None
+    for candidate in [here, *here.parents][:MAX_TREE_DEPTH]:
+        try:
+            if (candidate / "slime" / "utils" / "arguments.py").is_file() and (candidate / "scripts").is_dir():
+                return candidate
+        except OSError:
+            return None
+    return None
+
+
+def model_script_resolver(options: CheckOptions, script_text: str = "") -> ModelScriptResolver:
+    """The resolver the bash reader calls for every `source`, with the missing targets it records."""
+    return ModelScriptResolver(options, script_text)
 
 
 def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOptions, pre: list[Finding],
@@ -203,8 +276,9 @@ def check_launch_script(text: str, options: CheckOptions = CheckOptions()) -> Ch
     if looks_like_arg_list(text):
         words, notes, _ = read_arg_list_text(text)
         return _build_report(words, options.entry, options, note_findings(notes), None)
-    read = read_launch_script(text, model_script_resolver(options))
-    pre = note_findings(read.notes)
+    resolver = model_script_resolver(options, text)
+    read = read_launch_script(text, resolver)
+    pre = note_findings(read.notes, resolver.missing)
     for stray in read.stray_commands:
         shown = ", ".join(stray.flags[:4]) + (", ..." if len(stray.flags) > 4 else "")
         pre.append(finding("SCRIPT008", f"`{stray.raw}` starts a command of its own, so its flags ({shown}) never "

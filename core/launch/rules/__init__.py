@@ -24,6 +24,7 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     SCRIPT009 info     the train command sits inside an if, loop or function
     SCRIPT010 warning  a here-document that is never closed
     SCRIPT011 info     checks skipped because unresolved words could hide flags
+    SCRIPT012 error    a sourced file that cannot exist (resolved from the script's folder) or a model with no script
     ARG001    error    unknown flag: slime silently ignores it (with a did-you-mean)
     ARG002    warning  a flag given twice with different values (says which one wins)
     ARG003    warning  an abbreviation SGLang's parser silently expands
@@ -42,8 +43,9 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     BATCH003  warning  no global batch: Megatron falls back to micro batch x data-parallel size
     BATCH004  error    a rollout is smaller than one global batch: no training step can run
     BATCH005  info     --num-rollout 0: nothing is trained
-    BATCH006  error    static batching: a step's micro-batches do not split evenly over data-parallel ranks
-    BATCH007  error    the global batch is smaller than the data-parallel size
+    BATCH006  error    static batching: a step's micro-batches do not split over data-parallel ranks (first step)
+    BATCH007  error    the global batch is smaller than micro batch x data-parallel size (start-up)
+    BATCH008  error    the global batch is not a multiple of micro batch x data-parallel size (start-up, dynamic or not)
     ENTRY001  error    train_async.py refuses --colocate
     ENTRY002  info     bare argument list without an entry: entry-specific checks skipped
     GPU001    error    a disaggregated run without --rollout-num-gpus
@@ -61,7 +63,7 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     MEG010    error    expert parallelism without a divisible --num-experts
     MEG011    error    selective recompute with a recompute method
     MEG012    error    uneven pipeline layer counts with pipeline size 1
-    MODE001   warning  --micro-batch-size has no effect under --use-dynamic-batch-size
+    MODE001   info     --micro-batch-size under --use-dynamic-batch-size: packs nothing, still checked at start-up
     MODE002   warning  --max-tokens-per-gpu has no effect without --use-dynamic-batch-size
     MODE003   warning  --sequence-parallel has no effect with tensor parallel size 1
     MODE004   warning  --num-epoch is ignored when --num-rollout is given
@@ -93,8 +95,9 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     SLIME019  error    disk weight transport without --update-weight-disk-dir
     SLIME020  error    --release-train requirements
     SLIME021  error    delta weight updates requirements
-    SLIME022  info     --n-samples-per-prompt 1 turns GRPO std normalisation off
+    SLIME022  warning  --n-samples-per-prompt 1 with group-normalised rewards: every reward becomes 0
     SLIME023  warning  CISPO with --eps-clip below 1
+    SLIME024  error    --hf-checkpoint missing: the actor and the SGLang engines load the model from it
 """
 
 from core.launch.rules import reading, flags, slime, layout, sglang, megatron, modes, batch  # noqa: F401, I001

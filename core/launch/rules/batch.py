@@ -4,10 +4,16 @@ ranks. The arithmetic itself lives in core.batch, shared with the drafts and the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
-from core.batch import BATCH_CARD, BatchInputError, check_batch_equation
+from core.batch import (
+    BATCH_CARD,
+    SRC_CALCULATOR_DIVISIBLE,
+    SRC_STATIC_SPLIT,
+    BatchInputError,
+    check_batch_equation,
+    check_micro_batch_split,
+)
 from core.findings import Finding
 from core.launch.rules.context import RuleContext
 from core.launch.rules.megatron import parallel_sizes
@@ -71,10 +77,15 @@ def batch_equation(ctx: RuleContext) -> Iterable[Finding]:
 register("BATCH005", "Nothing trained", INFO, slime_source("train.py", 35), BATCH_CARD)
 
 
-@rule("BATCH006", "Static micro-batches do not split over data-parallel ranks", ERR,
-      slime_source("slime/utils/dp_schedule.py", 175), BATCH_CARD)
-def static_batches_split_evenly(ctx: RuleContext) -> Iterable[Finding]:
-    """With static batching a step's micro-batch count, ceil(global batch / micro batch), must divide by DP."""
+@rule("BATCH006", "Static micro-batches do not split over data-parallel ranks", ERR, SRC_STATIC_SPLIT, BATCH_CARD)
+def micro_batches_split_evenly(ctx: RuleContext) -> Iterable[Finding]:
+    """The global batch, as slime derives it, must split into whole micro-batches over the data-parallel ranks.
+
+    At start-up Megatron's micro-batch calculator asserts global batch % (micro batch x DP) == 0, with or
+    without dynamic batching (BATCH008; BATCH007 when not even one micro-batch per rank fits); at each step
+    slime's static schedule needs a micro-batch count that is a multiple of DP (BATCH006), which only
+    --decrease-batch-size-if-needed lets through start-up. core.batch.check_micro_batch_split decides.
+    """
     num_rollout = ctx.fact("--num-rollout")
     if num_rollout.known and num_rollout.value == 0:
         yield ctx.hit("BATCH005", "--num-rollout 0: no rollout is trained (train.py only evaluates when "
@@ -82,34 +93,35 @@ def static_batches_split_evenly(ctx: RuleContext) -> Iterable[Finding]:
         return
     if ctx.batch is None or ctx.batch.effective_global_batch_size in (None, 0):
         return
+    if ctx.is_set("--debug-rollout-only") or ctx.need("--rampup-batch-size") is not None:
+        return
     dp = _data_parallel_size(ctx)
     if dp is None:
         return
-    gbs = ctx.batch.effective_global_batch_size
-    custom = ctx.need("--custom-generate-function-path") is not None or ctx.fact("--rollout-function-path").present
-    sev = WARN if custom else ERR
-    caveat = " (with a custom rollout one step may hold more samples; this assumes one sample per rollout)" if \
-        custom else ""
-    if gbs < dp:
-        yield ctx.hit("BATCH007", f"The global batch ({gbs}) is smaller than the data-parallel size ({dp}); every "
-                      f"rank needs at least one sample per step.{caveat}", flag="--global-batch-size", severity=sev,
-                      fix=f"use a global batch of at least {dp}")
-        return
-    if ctx.is_set("--use-dynamic-batch-size"):
-        return
-    for f in ("--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank"):
-        if ctx.need(f) is not None:
-            return
+    batch = ctx.batch
+    gbs = batch.effective_global_batch_size
     mbs = ctx.need("--micro-batch-size", 1) or 1
-    chunks = math.ceil(gbs / mbs)
-    if chunks % dp:
-        good = dp * mbs
-        yield ctx.hit("BATCH006", f"Static batching: a step of {gbs} samples makes {chunks} micro-batches of "
-                      f"{mbs}, which does not divide over {dp} data-parallel ranks; slime stops at the first "
-                      f"training step.{caveat}", flag="--micro-batch-size", severity=sev,
-                      fix=f"use a global batch that is a multiple of {good} (DP {dp} x micro batch {mbs}), or "
-                      "--use-dynamic-batch-size")
+    steps = batch.num_steps_per_rollout
+    derived = (f"{batch.rollout_batch_size} x {batch.n_samples_per_prompt} // {steps}" if steps is not None
+               else None)
+    vpp = any(ctx.need(f) is not None for f in ("--num-layers-per-virtual-pipeline-stage",
+                                                 "--num-virtual-stages-per-pipeline-rank"))
+    split = check_micro_batch_split(gbs, mbs, dp, dynamic=ctx.is_set("--use-dynamic-batch-size") or vpp,
+                                    decrease_if_needed=ctx.is_set("--decrease-batch-size-if-needed"),
+                                    derived_from=derived, samples_per_rollout=batch.samples_per_rollout,
+                                    num_steps_per_rollout=steps)
+    if split.code is None:
+        return
+    flag = ("--num-steps-per-rollout" if steps is not None else
+            "--global-batch-size" if batch.global_batch_size is not None else "--micro-batch-size")
+    message, severity = split.message, None
+    if split.code == "BATCH006" and (ctx.need("--custom-generate-function-path") is not None
+                                     or ctx.fact("--rollout-function-path").present):
+        message += " (With a custom rollout one step may hold more samples; this assumes one sample per rollout.)"
+        severity = WARN
+    yield ctx.hit(split.code, message, flag=flag, fix=split.fix, source=split.source, severity=severity)
 
 
-register("BATCH007", "Global batch below the data-parallel size", ERR, slime_source("slime/utils/dp_schedule.py", 151),
-         BATCH_CARD)
+register("BATCH008", "Global batch not a multiple of micro batch x data-parallel size", ERR,
+         SRC_CALCULATOR_DIVISIBLE, BATCH_CARD)
+register("BATCH007", "Global batch below micro batch x data-parallel size", ERR, SRC_CALCULATOR_DIVISIBLE, BATCH_CARD)

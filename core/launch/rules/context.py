@@ -25,6 +25,7 @@ class CheckOptions(BaseModel):
     entry: Literal["train.py", "train_async.py"] | None = None  # for bare arg lists; scripts carry their own
     gpus: int | None = Field(default=None, ge=1, le=MAX_GPUS)  # the user's saved GPU total (core.memory.profile)
     catalog_path: Path | None = None  # an arguments.json, or a slime checkout to build one from
+    script_path: Path | None = None  # where the checked script lives, when known (the CLI): resolves $SCRIPT_DIR
 
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.findings import Finding
 from core.launch.rules.context import Occurrence, RuleContext, abbreviations, convert_value
 from core.launch.rules.registry import ARGS_CARD, ERR, INFO, WARN, finding, register
-from core.pins import megatron_source, slime_source
+from core.pins import megatron_source, sglang_source, slime_source
 
 MAX_UNKNOWN_LISTED = 200  # unknown flags listed one by one; the rest are counted in one finding
 
@@ -24,8 +24,9 @@ register("ARG008", "Word no parser reads", WARN, SRC_IGNORE_UNKNOWN, ARGS_CARD)
 register("ARG009", "Required flag missing", ERR, slime_source("slime/utils/arguments.py", 693), ARGS_CARD)
 register("ARG010", "Flag of another launcher", ERR, SRC_IGNORE_UNKNOWN, ARGS_CARD)
 register("ARG011", "SGLang flag slime does not register", ERR,
-         slime_source("slime/backends/sglang_utils/arguments.py", 53), ARGS_CARD)
-register("ARG012", "Deprecated flag", WARN, SRC_IGNORE_UNKNOWN, ARGS_CARD)
+         slime_source("slime/backends/sglang_utils/arguments.py", 51), ARGS_CARD)
+register("ARG012", "Deprecated flag", WARN, sglang_source("sglang/srt/arg_groups/argparse_actions.py", 32),
+         ARGS_CARD)
 register("ARG013", "Values may be overridden by a YAML file", INFO, slime_source("slime/utils/arguments.py", 2013))
 
 

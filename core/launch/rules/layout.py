@@ -72,7 +72,10 @@ def disaggregated_needs_rollout_gpus(ctx: RuleContext) -> Iterable[Finding]:
 
 @rule("GPU002", "Rollout GPUs do not divide into engines", WARN, slime_source("slime/ray/rollout.py", 1035))
 def rollout_gpus_make_whole_engines(ctx: RuleContext) -> Iterable[Finding]:
-    """Engines get min(GPUs per engine, --num-gpus-per-node) GPUs each; the rollout GPUs are split by floor."""
+    """slime starts rollout GPUs // min(GPUs per engine, --num-gpus-per-node) node processes (rollout.py:1035);
+    an engine wider than a node is GPUs per engine // GPUs per node of them in a row, the i-th process taking
+    node rank i % that (sglang_engine.py:523-524). GPUs left over idle, and node processes that do not make a
+    whole engine belong to an engine that can never assemble."""
     layout = ctx.layout or gpu_layout(ctx)
     rollout = layout.get("rollout_gpus")
     if not rollout or layout["mode"] in ("external rollout", "debug-train-only"):
@@ -84,12 +87,23 @@ def rollout_gpus_make_whole_engines(ctx: RuleContext) -> Iterable[Finding]:
     on_node = min(per_engine, per_node)
     if on_node <= 0:
         return
-    engines, idle = divmod(rollout, on_node)
+    processes, idle = divmod(rollout, on_node)
+    nodes_per_engine = max(1, per_engine // per_node)
+    engines, partial = divmod(processes, nodes_per_engine)
     if engines == 0:
-        yield ctx.hit("GPU002", f"{rollout} rollout GPU(s) cannot hold one engine of {on_node} GPUs "
+        yield ctx.hit("GPU002", f"{rollout} rollout GPU(s) cannot hold one engine of {per_engine} GPUs "
                       f"(--rollout-num-gpus-per-engine {per_engine}); no SGLang engine would start.",
                       flag="--rollout-num-gpus-per-engine", severity=ERR,
                       fix=f"use --rollout-num-gpus-per-engine {rollout} or fewer, or give more rollout GPUs")
+    elif partial:
+        unused = rollout - engines * per_engine
+        yield ctx.hit("GPU002", f"{rollout} rollout GPUs hold {engines} whole engine(s) of {per_engine} GPUs "
+                      f"({nodes_per_engine} nodes of {on_node}); on the other {unused} GPUs slime starts {partial} "
+                      f"node process(es) of one more engine, which needs {nodes_per_engine} and so never assembles.",
+                      flag="--rollout-num-gpus-per-engine", severity=ERR,
+                      source=slime_source("slime/backends/sglang_utils/sglang_engine.py", 523),
+                      fix=f"use a multiple of {per_engine} rollout GPUs ({engines * per_engine} or "
+                      f"{(engines + 1) * per_engine})")
     elif idle:
         yield ctx.hit("GPU002", f"{rollout} rollout GPUs make {engines} engine(s) of {on_node} GPUs; {idle} GPU(s) "
                       "stay idle.", flag="--rollout-num-gpus-per-engine",

@@ -12,13 +12,19 @@ from core.launch.rules.registry import src as _src
 from core.pins import slime_source
 
 
-@rule("MODE001", "--micro-batch-size ignored under dynamic batching", WARN, _src(716))
-def micro_batch_ignored_when_dynamic(ctx: RuleContext) -> Iterable[Finding]:
-    """Dynamic batching packs micro-batches by --max-tokens-per-gpu; --micro-batch-size is not used."""
+@rule("MODE001", "--micro-batch-size under dynamic batching", INFO,
+      slime_source("slime/backends/megatron_utils/initialize.py", 79))
+def micro_batch_under_dynamic(ctx: RuleContext) -> Iterable[Finding]:
+    """Under --use-dynamic-batch-size micro-batches are packed up to --max-tokens-per-gpu, but --micro-batch-size
+    still enters Megatron's start-up calculator (initialize.py:79-86) and forward_backward_func (model.py:481,
+    654): a value above 1 only makes the start-up divisibility check stricter."""
     if ctx.is_set("--use-dynamic-batch-size") and ctx.fact("--micro-batch-size").present:
-        yield ctx.hit("MODE001", f"--micro-batch-size {ctx.need('--micro-batch-size')} has no effect with "
-                      "--use-dynamic-batch-size (micro-batches are packed up to --max-tokens-per-gpu).",
-                      flag="--micro-batch-size", fix="remove it, or drop --use-dynamic-batch-size")
+        mbs = ctx.need("--micro-batch-size")
+        yield ctx.hit("MODE001", f"--micro-batch-size {mbs} does not size micro-batches under "
+                      "--use-dynamic-batch-size (they are packed up to --max-tokens-per-gpu), but it still counts at "
+                      f"start-up: the global batch must be a multiple of {mbs} x the data-parallel size, and it is "
+                      "passed to Megatron's forward_backward_func.", flag="--micro-batch-size",
+                      fix="leave it at 1 (slime's default) unless you need otherwise")
 
 
 @rule("MODE002", "--max-tokens-per-gpu without dynamic batching", WARN, _src(119, "slime/utils/dp_schedule.py"))

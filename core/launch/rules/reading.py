@@ -20,6 +20,8 @@ register("SCRIPT008", "Flags outside the train command", ERR, "https://www.gnu.o
 register("SCRIPT009", "Train command inside a conditional", INFO, "https://www.gnu.org/software/bash/manual/")
 register("SCRIPT010", "Unclosed here-document", WARN, "https://www.gnu.org/software/bash/manual/")
 register("SCRIPT011", "Checks skipped: hidden words", INFO, "")
+register("SCRIPT012", "Sourced file that does not exist", ERR,
+         "https://www.gnu.org/software/bash/manual/bash.html#index-source")
 
 
 _NOTE_CODES = {
@@ -29,14 +31,22 @@ _NOTE_CODES = {
 }
 
 
-def note_findings(notes: Iterable[ScriptNote]) -> list[Finding]:
+def note_findings(notes: Iterable[ScriptNote], missing: dict[str, str] | None = None) -> list[Finding]:
     """Reader notes as findings; command substitutions are summed up in one note (the words they leave
-    unresolved in the command are reported one by one by `unresolved_findings`)."""
+    unresolved in the command are reported one by one by `unresolved_findings`). `missing` maps the path text
+    of a sourced file that cannot exist to why (the resolver read it as empty): those are SCRIPT012 errors."""
     out = []
     subs = [n for n in notes if n.kind == "command_substitution"]
     per_kind: dict[str, int] = {}
     for note in notes:
         if note.kind == "command_substitution":
+            continue
+        if missing and note.kind == "source_file" and note.subject in missing:
+            out.append(finding("SCRIPT012", f"`source {note.subject}`: {missing[note.subject]}. bash cannot read it: "
+                               "under `set -e` the script stops here, otherwise everything the file would set "
+                               "(MODEL_ARGS, the model's shape) stays empty.", line=note.line,
+                               fix="point the path at slime's scripts/models/ (from the script's own folder), or "
+                               "pass the model flags yourself"))
             continue
         per_kind[note.kind] = per_kind.get(note.kind, 0) + 1
         if per_kind[note.kind] <= MAX_NOTES_PER_KIND:

@@ -252,13 +252,24 @@ def delta_update_requirements(ctx: RuleContext) -> Iterable[Finding]:
                       flag="--update-weight-mode", source=_src(2071))
 
 
-@rule("SLIME022", "One sample per prompt turns GRPO std normalisation off", INFO, _src(1981))
+@rule("SLIME022", "One sample per prompt: group-normalised rewards are all 0", WARN,
+      _src(613, "slime/ray/rollout.py"))
 def single_sample_normalization(ctx: RuleContext) -> Iterable[Finding]:
-    """With --n-samples-per-prompt 1 slime switches off GRPO's per-group std normalisation."""
-    if ctx.need("--n-samples-per-prompt", 1) == 1 and ctx.need("--advantage-estimator", "grpo") in ("grpo", "gspo"):
-        yield ctx.hit("SLIME022", "--n-samples-per-prompt is 1: GRPO compares samples of the same prompt, so with one "
-                      "sample per prompt slime turns std normalisation off and every advantage is zero-centred on a "
-                      "group of one.", flag="--n-samples-per-prompt", fix="use --n-samples-per-prompt 4 to 16 for GRPO")
+    """With reward normalisation on (the default), grpo, gspo, cispo and reinforce_plus_plus_baseline subtract
+    each prompt group's mean reward (slime/ray/rollout.py:613-625); a group of one is its own mean, so every
+    reward becomes exactly 0. slime also turns GRPO's std normalisation off (arguments.py:1981-1983)."""
+    estimator = ctx.need("--advantage-estimator", "grpo")
+    if ctx.need("--n-samples-per-prompt", 1) != 1 or estimator not in ("grpo", "gspo", "cispo",
+                                                                       "reinforce_plus_plus_baseline"):
+        return
+    if (ctx.need("--rewards-normalization", True) is False or ctx.need("--loss-type", "policy_loss") == "sft_loss"
+            or ctx.need("--custom-reward-post-process-path") is not None):
+        return
+    yield ctx.hit("SLIME022", f"--n-samples-per-prompt is 1 with --advantage-estimator {estimator}: slime normalises "
+                  "rewards within each prompt's group by subtracting the group mean, and a group of one is its own "
+                  "mean, so every reward becomes exactly 0 and the policy learns nothing from them.",
+                  flag="--n-samples-per-prompt",
+                  fix="use --n-samples-per-prompt 4 to 16 (or --disable-rewards-normalization if you mean raw rewards)")
 
 
 @rule("SLIME023", "CISPO with --eps-clip below 1", WARN, _src(1881))
@@ -268,6 +279,18 @@ def cispo_clip(ctx: RuleContext) -> Iterable[Finding]:
         yield ctx.hit("SLIME023", f"CISPO with --eps-clip {ctx.need('--eps-clip', 0.2)} keeps a lower clip bound; "
                       "the canonical setting is --eps-clip 1.0.", flag="--eps-clip",
                       fix="--eps-clip 1.0 and tune --eps-clip-high (e.g. 4.0)")
+
+
+@rule("SLIME024", "--hf-checkpoint missing", ERR, _src(307))
+def hf_checkpoint_given(ctx: RuleContext) -> Iterable[Finding]:
+    """--hf-checkpoint has no default (arguments.py:307-309): the actor reads the model config and tokenizer
+    from it at start-up (megatron_utils/actor.py:90-91) and every SGLang engine loads its model from it
+    (sglang_utils/sglang_engine.py:528), so a launch without it fails before the first rollout."""
+    if ctx.fact("--hf-checkpoint").state == "absent":
+        yield ctx.hit("SLIME024", "--hf-checkpoint is not given and has no default: the training actor reads the "
+                      "model config and tokenizer from it at start-up and the SGLang engines load the model from it, "
+                      "so the launch fails before the first rollout.", flag="--hf-checkpoint",
+                      fix="add --hf-checkpoint /path/to/hf_model (the Hugging Face folder of the model)")
 
 
 @rule("ARG013", "Values may be overridden by a YAML file", INFO, _src(2013))
