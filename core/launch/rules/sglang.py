@@ -35,7 +35,7 @@ def sglang_dp_needs_dp_attention(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --sglang-enable-dp-attention")
 
 
-@rule("SGL003", "Exclusive SGLang deployment options", ERR, slime_source("slime/backends/sglang_utils/arguments.py", 189))
+@rule("SGL003", "Exclusive SGLang deployment options", ERR, slime_source("slime/backends/sglang_utils/arguments.py", 190))
 def sglang_deployment_exclusive(ctx: RuleContext) -> Iterable[Finding]:
     """--prefill-num-servers, --sglang-config and --rollout-external-engine-addrs exclude each other."""
     if ctx.is_set("--debug-train-only"):
