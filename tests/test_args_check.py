@@ -254,7 +254,9 @@ def test_batch_mismatch_under_slimes_assertion_lists_exact_fixes():
                              "--colocate"])
     hit = next(f for f in report.findings if f.code == "BATCH001")
     assert hit.severity.value == "error" and hit.card == "batch-size"
-    assert "set --global-batch-size 128 (now 100)" in hit.fix and "set --num-steps-per-rollout" not in hit.fix
+    assert "set --global-batch-size 128 (now 100)" in hit.fix
+    assert "set --num-steps-per-rollout 4 with --global-batch-size 64" in hit.fix  # a usable pair, not "none"
+    assert "set --num-steps-per-rollout 2 with" not in hit.fix  # steps are already 2: that is the single fix
     assert report.summary["batch"]["status"] == "error"
 
 
@@ -283,7 +285,8 @@ def test_global_batch_derived_from_steps_is_checked_at_startup():
             "--num-rollout", "5", "--colocate", "--hf-checkpoint", "/m", "--tensor-model-parallel-size", "2",
             "--use-dynamic-batch-size", "--max-tokens-per-gpu", "4096"]
     hit = next(f for f in check_arg_list(args).findings if f.code == "BATCH008")
-    assert "85 (32 x 8 // 3)" in hit.message and "--num-steps-per-rollout 2 or 4" in hit.fix
+    assert "85 (32 x 8 // 3)" in hit.message
+    assert "set --num-steps-per-rollout 2 (global batch 128)" in hit.fix and "4 (global batch 64)" in hit.fix
 
 
 def test_global_batch_below_data_parallel_size():

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from core.batch import (
     BATCH_CARD,
-    SRC_CALCULATOR_DIVISIBLE,
+    SRC_MICRO_DIVISIBLE,
     SRC_STATIC_SPLIT,
     BatchInputError,
     check_batch_equation,
@@ -123,5 +123,5 @@ def micro_batches_split_evenly(ctx: RuleContext) -> Iterable[Finding]:
 
 
 register("BATCH008", "Global batch not a multiple of micro batch x data-parallel size", ERR,
-         SRC_CALCULATOR_DIVISIBLE, BATCH_CARD)
-register("BATCH007", "Global batch below micro batch x data-parallel size", ERR, SRC_CALCULATOR_DIVISIBLE, BATCH_CARD)
+         SRC_MICRO_DIVISIBLE, BATCH_CARD)
+register("BATCH007", "Global batch below micro batch x data-parallel size", ERR, SRC_MICRO_DIVISIBLE, BATCH_CARD)

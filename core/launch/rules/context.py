@@ -16,7 +16,7 @@ from core.batch import BatchResult
 from core.findings import Finding, Severity
 from core.launch.rules.registry import Skip, finding
 from core.launch.script import ScriptWord
-from core.memory.profile import MAX_GPUS
+from core.memory import MAX_GPUS
 
 MAX_SUGGESTIONS = 20  # did-you-mean lookups per check (each scans the whole catalog)
 
