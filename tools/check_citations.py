@@ -381,7 +381,7 @@ def check(c: Citation, checkouts: Checkouts, anchors: dict[str, str], excepted: 
     if not candidates:
         return Outcome(c, "range-only", "no flag or identifier in its sentence; file and lines checked")
     for cand in candidates:
-        for v in anchor_variants(cand):
+        for v in ([cand] if cand is explicit else []) + anchor_variants(cand):
             if v in cited or v.lower() in cited.lower():
                 return Outcome(c, "ok", cand)
     shown = ", ".join(candidates[:4])
