@@ -6,7 +6,8 @@
 
 Where citations are found:
 - knowledge/cards/*.md: the front matter's `sources` and every citation in the body, including short
-  follow-ups (`:135`, `file.py:16`) that reuse the path of the last full citation in the same card;
+  follow-ups (`:135`, `file.py:16`, backticked or not) that reuse the path of the last full citation (of that
+  file, for `file.py:16`) in the same card;
 - the launch checker's and the data checker's rules: each rule's source (RULES of core.launch.rules and
   core.data.rules), with the rule's title and check docstring as context;
 - Python under core/: string constants (docstrings and messages) that carry `path:line@pin`, and calls of
@@ -59,10 +60,11 @@ PIN_REPO = {SLIME_SHORT: "slime", MEGATRON_SHORT: "megatron", SGLANG_VERSION: "s
 CITE_RE = re.compile(r"(?<![\w/.\-])([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+|[A-Za-z0-9_.\-/]+/)(?::(\d+)(?:-(\d+))?)?"
                      r"@(" + "|".join(re.escape(p) for p in PIN_REPO) + r")(?![\w.])")
 SHORT_RE = re.compile(r"`(?:([A-Za-z0-9_.\-]+\.[A-Za-z0-9]+))?:(\d+)(?:-(\d+))?`")
+BARE_SHORT_RE = re.compile(r"(?<![\w/.\-`])([A-Za-z0-9_\-]+\.(?:py|sh|md|yaml|json)):(\d+)(?:-(\d+))?(?![\w@`.\-])")
 BACKTICK_RE = re.compile(r"`([^`\n]+)`")
 FLAG_RE = re.compile(r"(?<![\w-])--[a-z0-9][a-z0-9-]*")
 IDENT_RE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
-SENTENCE_END = re.compile(r"(?:[.;?!](?=\s)|\n\s*\n|\n\s*[-*] |\n\s*\d+\. |\|)")
+SENTENCE_END = re.compile(r"(?:[.?!](?=\s)|\n\s*\n|\n\s*[-*] |\n\s*\d+\. |\|)")
 MAX_STATEMENT_LINES = 25  # a cited line is widened to its statement only when that statement is this short
 HELPERS = {"slime_source": SLIME_SHORT, "megatron_source": MEGATRON_SHORT, "sglang_source": SGLANG_VERSION}
 
@@ -94,27 +96,36 @@ class Outcome:
 # Anchors
 # --------------------------------------------------------------------------------------------------
 def anchor_variants(anchor: str) -> list[str]:
-    """The spellings under which an anchor may appear in source code."""
-    word = anchor.strip().strip("'\"").split()[0] if anchor.strip() else ""
-    word = word.split("=", 1)[0].rstrip(",.:;")
-    if not word:
-        return []
-    out = [word]
-    if word.startswith("--"):
-        dest = word[2:].replace("-", "_")
-        out += [dest, dest[3:]] if dest.startswith("no_") else [dest]
-    if "/" in word.rstrip("/"):
-        out.append(word.rstrip("/").rsplit("/", 1)[1])
-    if word.endswith("()"):
-        out.append(word[:-2])
-    if "." in word and not word.startswith("."):
-        tail = word.rstrip("()").rsplit(".", 1)[1]
-        if tail and not tail.isdigit() and tail not in ("py", "sh", "md", "json", "yaml"):
-            out.append(tail)
+    """The spellings under which an anchor may appear in source code: each word of it; a flag also as its
+    argparse dest (and without slime's `--sglang-` prefix, for SGLang's own parser); `a/b` also as `b`;
+    `x.y()` also as `y`; a pattern such as `drop_*` or `metadata["key"]` also as the names inside it."""
+    out: list[str] = []
+    for raw in anchor.strip().strip("'\"").split():
+        word = raw.split("=", 1)[0].rstrip(",.:;")
+        if not word:
+            continue
+        out.append(word)
+        if word.startswith("--"):
+            dest = word[2:].replace("-", "_")
+            out += [dest, dest[3:]] if dest.startswith("no_") else [dest]
+            out.append(word[2:])
+            if word.startswith("--sglang-"):
+                out += ["--" + word[len("--sglang-"):], dest[len("sglang_"):]]
+        if "/" in word.rstrip("/"):
+            out.append(word.rstrip("/").rsplit("/", 1)[1])
+        if word.endswith("()"):
+            out.append(word[:-2])
+        if "." in word and not word.startswith("."):
+            tail = word.rstrip("()").rsplit(".", 1)[1]
+            if tail and not tail.isdigit() and tail not in ("py", "sh", "md", "json", "yaml"):
+                out.append(tail)
+        if not re.fullmatch(r"--?[\w-]+|[\w.]+(?:\(\))?", word):
+            out += [m for m in re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", word)]
     return [v for v in dict.fromkeys(out) if len(v) >= 2]
 
 
-PATH_LIKE = re.compile(r"^[\w.\-]*/|\.(?:py|sh|md|json|jsonl|txt|yaml|yml|toml|parquet)$")
+PATH_LIKE = re.compile(r"^(?:slime|megatron|sglang|python|examples|scripts|tools|docs|tests|docker|train)[\w.\-]*/|/$"
+                       r"|\.(?:py|sh|md|json|jsonl|txt|yaml|yml|toml|parquet|patch)$")
 NOT_ANCHORS = {"slime_source", "megatron_source", "sglang_source", "src", "msrc", "_src", "_msrc", "ctx", "hit",
                "fix", "flag", "source", "severity", "message", "line", "none", "true", "false"}
 
@@ -144,12 +155,19 @@ def card_candidates(body: str, pos: int, end: int) -> list[str]:
     before = [m.group(1) for m in BACKTICK_RE.finditer(body, s, pos) if usable_anchor(m.group(1))]
     after = [m.group(1) for m in BACKTICK_RE.finditer(body, end, e) if usable_anchor(m.group(1))]
     plain = text_candidates(BACKTICK_RE.sub(" ", body[s:e]))
-    return list(dict.fromkeys([*reversed(before), *after, *plain]))
+    row: list[str] = []
+    line_start = body.rfind("\n", 0, pos) + 1
+    line_end = body.find("\n", end)
+    line = body[line_start:line_end if line_end >= 0 else len(body)]
+    if line.lstrip().startswith("|"):  # a table row: the flag it is about usually heads the row
+        row = [m.group(1) for m in BACKTICK_RE.finditer(line) if usable_anchor(m.group(1))]
+    return list(dict.fromkeys([*reversed(before), *after, *plain, *row]))
 
 
 def text_candidates(text: str) -> list[str]:
     """Flags and snake_case identifiers named in a piece of plain text (a message, a docstring)."""
     text = re.sub(r"[\"']?[\w.\-]*/[\w./\-]*(?::\d+(?:-\d+)?)?(?:@[\w.\-]+)?[\"']?", " ", text)  # paths, citations
+    text = re.sub(r"[\w\-]+\.(?:py|sh|md|yaml|json)(?::\d+(?:-\d+)?)?", " ", text)  # file names, short citations
     found = FLAG_RE.findall(text) + [m.group(0) for m in IDENT_RE.finditer(text)]
     return [f for f in dict.fromkeys(found) if usable_anchor(f)]
 
@@ -167,6 +185,7 @@ def cards_citations(cards_dir: Path) -> list[Citation]:
         raw = card.read_text(encoding="utf-8").replace("\r\n", "\n")
         rel = card.relative_to(ROOT).as_posix() if card.is_relative_to(ROOT) else card.name
         body_at = 0
+        front_paths: dict[str, set[tuple[str, str]]] = {}  # basename -> the files of that name the card lists
         m = re.match(r"\A---\n(.*?)\n---\n?", raw, re.S)
         if m:
             body_at = m.end()
@@ -179,18 +198,23 @@ def cards_citations(cards_dir: Path) -> list[Citation]:
                 c = CITE_RE.fullmatch(str(src).strip())
                 if c:
                     out.append(_citation(f"{rel}:sources", "card sources", c, []))
+                    front_paths.setdefault(c.group(1).rsplit("/", 1)[-1], set()).add((c.group(1), c.group(4)))
         body = raw[body_at:]
         offset = _line_of(raw, body_at) - 1
-        last: dict[str, tuple[str, str]] = {}  # basename -> (path, pin); "" -> the last full citation
+        last: dict[str, tuple[str, str] | None] = {  # basename -> (path, pin), None when ambiguous; "" -> last
+            base: next(iter(paths)) if len(paths) == 1 else None for base, paths in front_paths.items()}
         events = sorted([(c.start(), "full", c) for c in CITE_RE.finditer(body)]
-                        + [(s.start(), "short", s) for s in SHORT_RE.finditer(body)], key=lambda e: e[0])
+                        + [(s.start(), "short", s) for s in SHORT_RE.finditer(body)]
+                        + [(s.start(), "short", s) for s in BARE_SHORT_RE.finditer(body)], key=lambda e: e[0])
         for pos, kind, mt in events:
             where = f"{rel}:{offset + _line_of(body, pos)}"
             cands = card_candidates(body, pos, mt.end())
             if kind == "full":
                 cit = _citation(where, "card body", mt, cands)
                 last[""] = (cit.path, cit.pin)
-                last[cit.path.rsplit("/", 1)[-1]] = (cit.path, cit.pin)
+                base = cit.path.rsplit("/", 1)[-1]
+                last[base] = (cit.path, cit.pin) if last.get(base, (cit.path, cit.pin)) == (cit.path, cit.pin) \
+                    else None  # two files of that name cited: a bare `name.py:N` is ambiguous
                 out.append(cit)
                 continue
             base, a, b = mt.group(1), mt.group(2), mt.group(3)
