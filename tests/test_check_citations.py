@@ -63,3 +63,16 @@ def test_a_wrong_line_fails(tool, tmp_path):
     assert tool.check(cite, checkouts, {}, set()).status == "lines"
     cite.path = "b.py"
     assert tool.check(cite, checkouts, {}, set()).status == "file"
+
+
+def test_every_accepted_exception_has_a_reason_and_every_anchor_a_value(tool):
+    import yaml
+
+    data = yaml.safe_load(tool.ANCHORS_FILE.read_text(encoding="utf-8"))
+    assert all(str(v).strip() for v in data["anchors"].values())
+    assert all(str(e.get("reason", "")).strip() and e.get("citation") for e in data["exceptions"])
+
+
+def test_a_missing_checkout_is_a_usage_error(tool, tmp_path, capsys):
+    assert tool.run({"slime": tmp_path / "none", "megatron": tmp_path, "sglang": tmp_path}) == 2
+    assert "checkout not found" in capsys.readouterr().err
