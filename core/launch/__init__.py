@@ -18,8 +18,10 @@ from typing import Any
 _EXPORTS = {
     "CheckOptions": "core.launch.check",
     "CheckReport": "core.launch.check",
+    "check_arg_list": "core.launch.check",
     "check_launch_script": "core.launch.check",
     "check_script_bytes": "core.launch.check",
+    "load_catalog": "core.launch.catalog",
 }
 
 __all__ = sorted(_EXPORTS)
