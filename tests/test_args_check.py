@@ -524,6 +524,7 @@ def test_every_rule_is_documented_and_cited(info):
     '"' * 9999,
     "\\" * 50_000,
     "python3 train.py " + "--made-up 1 " * 1000,
+    'X="$(cd -- "$(dirname ' + "BASH_SOURCE " * 20000 + "\npython3 train.py --a 1",
 ], ids=lambda t: t[:40])
 def test_hostile_input_gives_findings_never_a_crash(text):
     report = check_launch_script(text)

@@ -137,6 +137,7 @@ _SCRIPT_DIR_IDIOM = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*
                                r"\$\(dirname[^)\n]*BASH_SOURCE[^)\n]*\)((?:/[^\"'\s&)]*)?)[\"']?[^\n]*&&[ \t]*pwd[ \t]*\)"
                                r"[\"']?[ \t]*$", re.M)
 MAX_TREE_DEPTH = 12  # ancestors searched for the slime tree a script sits in
+MAX_IDIOM_LINE = 400  # longer lines are not the SCRIPT_DIR idiom (and would make the pattern slow)
 
 
 class ModelScriptResolver:
@@ -152,7 +153,9 @@ class ModelScriptResolver:
     def __init__(self, options: CheckOptions, script_text: str = "") -> None:
         checkout = Path(options.catalog_path) if options.catalog_path else None
         self.checkout = checkout if checkout is not None and (checkout / "scripts" / "models").is_dir() else None
-        self.script_dir_vars = dict(_SCRIPT_DIR_IDIOM.findall(script_text))  # variable -> suffix (/../..)
+        idiom_lines = "\n".join(line for line in script_text.splitlines()
+                                if "BASH_SOURCE" in line and len(line) <= MAX_IDIOM_LINE)
+        self.script_dir_vars = dict(_SCRIPT_DIR_IDIOM.findall(idiom_lines))  # variable -> suffix (/../..)
         self.script_dir = Path(options.script_path).parent if options.script_path else None
         self.tree = _slime_tree_of(self.script_dir) if self.script_dir is not None else None
         self.missing: dict[str, str] = {}
