@@ -34,7 +34,7 @@ def test_odd_whitespace_is_part_of_a_word_and_reported(char):
     notes = [n for n in read.notes if n.kind == "unusual_char"]
     assert len(notes) == 1 and notes[0].line == 1 and f"U+{ord(char):04X}" in notes[0].message
     report = check_launch_script(script, CheckOptions(entry=None))
-    assert any(f.code == "SCRIPT013" and f.line == 1 for f in report.findings)
+    assert any(f.code == "SCRIPT014" and f.line == 1 for f in report.findings)
 
 
 @pytest.mark.parametrize("char", ODD_CHARACTERS, ids=lambda c: f"U+{ord(c):04X}")
@@ -73,7 +73,7 @@ def test_doubling_a_variable_is_capped_and_reported():
     assert max(len(v or "") for v in read.scalars.values()) <= MAX_VALUE_CHARS
     assert any(n.kind == "too_big" for n in read.notes)
     report = check_launch_script(script, CheckOptions(entry=None))
-    assert any(f.code == "SCRIPT012" for f in report.findings)
+    assert any(f.code == "SCRIPT013" for f in report.findings)
 
 
 @pytest.mark.parametrize("script", [
@@ -94,10 +94,10 @@ def test_arg_lists_are_bounded_too():
 
 
 @pytest.mark.parametrize(("data", "code"), [
-    ("python3 train.py --lr\xa01e-6\n".encode(), "SCRIPT013"),
-    (b"python3 train.py --lr 1e-6\r--seed 1\n", "SCRIPT013"),
+    ("python3 train.py --lr\xa01e-6\n".encode(), "SCRIPT014"),
+    (b"python3 train.py --lr 1e-6\r--seed 1\n", "SCRIPT014"),
     (("python3 train.py --a $((" + "9" * 5000 + "))\n").encode(), "SCRIPT004"),
-    (('A="x"\n' + 'A="$A$A"\n' * 40 + "python3 train.py --a $A\n").encode(), "SCRIPT012"),
+    (('A="x"\n' + 'A="$A$A"\n' * 40 + "python3 train.py --a $A\n").encode(), "SCRIPT013"),
 ], ids=["nbsp", "lone-cr", "big-int", "doubling"])
 def test_cli_reports_hostile_scripts_as_findings(capsys, tmp_path, data, code):
     path = tmp_path / "run.sh"
@@ -113,7 +113,7 @@ def test_cli_reports_hostile_scripts_as_findings(capsys, tmp_path, data, code):
 def test_check_script_bytes_with_every_odd_character_at_once():
     data = ("python3 train.py " + " ".join(f"--a{c}b" for c in ODD_CHARACTERS) + "\n").encode()
     report = check_script_bytes(data, CheckOptions(entry=None))
-    assert any(f.code == "SCRIPT013" for f in report.findings)
+    assert any(f.code == "SCRIPT014" for f in report.findings)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def test_list_rules_prints_json_when_asked(capsys):
     rules = json.loads(out)
     assert rc == 0 and not err
     codes = [r["code"] for r in rules]
-    assert "ARG001" in codes and "SCRIPT012" in codes and "SCRIPT013" in codes and len(codes) == len(set(codes))
+    assert "ARG001" in codes and "SCRIPT013" in codes and "SCRIPT014" in codes and len(codes) == len(set(codes))
     assert set(rules[0]) == {"code", "severity", "title", "source", "card"}
     assert all(r["severity"] in ("error", "warning", "info") for r in rules)
 

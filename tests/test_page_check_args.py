@@ -124,7 +124,7 @@ def test_pasted_script_with_odd_whitespace_shows_a_finding(app_env, make_app):
     script = "python3 train.py --lr\xa01e-6 --seed 1\r--x\x0b1 --y\x0c2 --z\u20283 --w\u30004\n"
     at.text_area(key="ca_text").input(script).run()
     assert not at.exception
-    assert "SCRIPT013" in texts(at.warning) + texts(at.error) + texts(at.markdown) + texts(at.info)
+    assert "SCRIPT014" in texts(at.warning) + texts(at.error) + texts(at.markdown) + texts(at.info)
 
 
 def test_checkout_files_linking_outside_the_roots_never_show(app_env, make_app, tmp_path, monkeypatch):
