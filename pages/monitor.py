@@ -1,6 +1,5 @@
 """Monitor training: load slime TensorBoard runs, plot them as TensorBoard does, and answer "is it working?"."""
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,9 +8,10 @@ import streamlit as st
 from core.knowledge.cards import get_card
 from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sweep_stale_workdirs, unpack_zip
 from core.monitor.plots import scalar_figure
-from core.monitor.report import checklist_text, read_findings
+from core.monitor.report import checklist_text, evidence_rows, read_findings
 from core.monitor.runs import discover_runs, read_run, run_label
 from core.monitor.slime_metrics import (
+    FILTER_HELP,
     SRC_TB,
     SRC_TB_ARGS,
     draft_tensorboard_command,
@@ -226,7 +226,8 @@ for run, verdicts in results:
                 lines.append("Read more: " + ", ".join(f"knowledge card '{t}'" for t in titles))
             box(plain("\n\n".join(lines)), icon=icon)
             if v.evidence:
-                st.code(json.dumps(v.evidence, default=str, allow_nan=True, indent=1), language="json")
+                st.dataframe(evidence_rows(v.evidence), hide_index=True, width="stretch",
+                             column_config={"what": "Evidence", "value": "Value"})
             for command in v.commands:
                 st.code(command, language="bash")
         cols = st.columns(max(1, len({c for v in verdicts for c in v.cards})))
@@ -238,7 +239,8 @@ for run, verdicts in results:
 
 st.subheader("3. Curves")
 c1, c2, c3 = st.columns([2, 2, 1])
-pattern = c1.text_input("Filter tags (regular expression)", key="mon_filter", placeholder="reward|kl|entropy")
+pattern = c1.text_input("Filter tags (words, * and ? wildcards)", key="mon_filter", placeholder="reward kl entropy",
+                        help=FILTER_HELP)
 axis_label = c2.selectbox("x axis", [X_AXIS_LABELS[a] for a in XAxis], key="mon_xaxis")
 axis = next(a for a in XAxis if X_AXIS_LABELS[a] == axis_label)
 ignore_outliers = c3.checkbox("Ignore outliers", key="mon_outliers",

@@ -13,6 +13,8 @@ import importlib
 import os
 import sys
 
+from core.cli.output import guard_streams
+
 # Modules that contribute a sub-command, in the order shown by --help.
 COMMAND_MODULES = (
     "core.cli.check_args",
@@ -34,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    guard_streams()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -13,6 +13,7 @@ import stat
 import sys
 from pathlib import Path
 
+from core.cli.output import say, write_json, write_text
 from core.findings import dumps, findings_json, render_text
 from core.launch.check import CheckOptions, CheckReport, check_script_bytes, list_rules
 from core.launch.script import MAX_SCRIPT_CHARS
@@ -44,17 +45,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_check_args(args: argparse.Namespace) -> int:
     """Handler: read the input, check it, print the report, return the exit code."""
     if args.list_rules:
-        print(render_rules())
+        write_text(render_rules())
         return EXIT_OK
     if not args.path:
-        print("check-args: give a script path, or - to read standard input", file=sys.stderr)
+        say("check-args: give a script path, or - to read standard input")
         return EXIT_USAGE
     if args.gpus is not None and not 1 <= args.gpus <= MAX_GPUS:
-        print(f"check-args: --gpus must be between 1 and {MAX_GPUS}, not {args.gpus}", file=sys.stderr)
+        say(f"check-args: --gpus must be between 1 and {MAX_GPUS}, not {args.gpus}")
         return EXIT_USAGE
     checkout = args.slime_checkout
     if checkout is not None and not (checkout / "slime" / "utils" / "arguments.py").is_file():
-        print(f"check-args: {checkout} is not a slime checkout (no slime/utils/arguments.py)", file=sys.stderr)
+        say(f"check-args: {checkout} is not a slime checkout (no slime/utils/arguments.py)")
         return EXIT_USAGE
     data = _read_input(args.path)
     if data is None:
@@ -62,9 +63,9 @@ def run_check_args(args: argparse.Namespace) -> int:
     options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout)
     report = check_script_bytes(data, options)
     if args.output_format == "json":
-        print(dumps(report_json(report)))
+        write_json(dumps(report_json(report)))
     else:
-        print(render_report_text(report))
+        write_text(render_report_text(report))
     return EXIT_OK if report.ok else EXIT_ERRORS
 
 
@@ -81,21 +82,21 @@ def _read_input(path: str) -> bytes | None:
     try:
         problem = _not_a_script_file(path, os.stat(path).st_mode)
         if problem:
-            print(f"check-args: {problem}", file=sys.stderr)
+            say(f"check-args: {problem}")
             return None
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as fh:
             problem = _not_a_script_file(path, os.fstat(fh.fileno()).st_mode)
             if problem:
-                print(f"check-args: {problem}", file=sys.stderr)
+                say(f"check-args: {problem}")
                 return None
             return fh.read(limit)
     except FileNotFoundError:
-        print(f"check-args: no such file: {path}", file=sys.stderr)
+        say(f"check-args: no such file: {path}")
     except OSError as exc:
-        print(f"check-args: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        say(f"check-args: cannot read {path}: {exc.strerror or exc}")
     except ValueError:  # an embedded NUL byte in the path
-        print(f"check-args: cannot read {path!r}: the path contains a NUL byte", file=sys.stderr)
+        say(f"check-args: cannot read {path!r}: the path contains a NUL byte")
     return None
 
 

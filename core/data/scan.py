@@ -699,8 +699,13 @@ class _Checker:
                                                      "was not checked."), None)
             self.summary.complete = False
             return
+        import pyarrow as pa
+
+        native = None
+        parquet = None
         try:
-            parquet = pq.ParquetFile(source)
+            native = arrow_native_file(source)
+            parquet = pq.ParquetFile(native, pre_buffer=False)
             total = parquet.metadata.num_rows
             rowno = 0
             for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, use_threads=False):
@@ -710,8 +715,13 @@ class _Checker:
                 if self.progress is not None:
                     self.progress(min(rowno / total, 1.0) if total else 1.0, f"{rowno} of {total} rows")
             self.summary.lines = rowno
-        except (OSError, ValueError, TypeError) as exc:  # pyarrow's errors derive from these
+        except (OSError, ValueError, TypeError, pa.ArrowException) as exc:  # every pyarrow error
             self.stop_at_start(Problem("parquet-unreadable", f"pyarrow cannot read it: {exc}"), None)
+        finally:
+            for handle in (parquet, native):
+                if handle is not None:
+                    handle.close()
+
 
     # -- summary ----------------------------------------------------------------------------------------
     def finish(self, started: float) -> DataReport:
@@ -971,3 +981,26 @@ def render_report_text(report: DataReport) -> str:
                                else "no row slime would skip or crash on" if s.complete
                                else "the check could not finish"))
     return "\n".join(lines)
+
+
+def arrow_native_file(source: Any):
+    """A pyarrow file that reads without Python: a damaged parquet file can then never abort the process.
+
+    Handing pyarrow a Python file object makes its I/O threads call back into Python for every read; with
+    its default pre-buffering, reads still in flight when an error ends the scan run into the interpreter's
+    shutdown and the process dies with SIGABRT ("terminate called without an active exception"). So the
+    file is reopened natively (through /proc/self/fd, the very file already opened and checked) or, where
+    that is not possible (an in-memory upload), wrapped as a pyarrow buffer; pre-buffering is turned off by
+    the caller too.
+    """
+    import pyarrow as pa
+
+    try:
+        fd = source.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = None
+    if fd is not None and os.path.exists(f"/proc/self/fd/{fd}"):
+        return pa.OSFile(f"/proc/self/fd/{fd}")
+    getbuffer = getattr(source, "getbuffer", None)
+    data = bytes(getbuffer()) if getbuffer is not None else source.read()
+    return pa.BufferReader(data)

@@ -8,12 +8,14 @@ the prefix `monitor:` and are trimmed to a byte budget so that they never crowd 
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 from pathlib import Path
 
 import diskcache
 
 from core.monitor.events import FileScan, merge_appended, scan_event_bytes
+from core.paths import open_regular
 
 PREFIX = "monitor:"
 SCHEMA = 1
@@ -37,13 +39,14 @@ def _digest(data: bytes) -> str:
 def read_scan(path: str | Path, cache: diskcache.Cache | None = None, *, on_progress=None) -> tuple[FileScan, str]:
     """The scan of one event file and how it was obtained: "cached", "appended" or "read"."""
     p = Path(path)
-    st = p.stat()
-    key = scan_key(str(p), st.st_size, st.st_mtime_ns)
-    if cache is not None:
-        hit = _load(cache, key)
-        if hit is not None:
-            return hit, "cached"
-    data = p.read_bytes()
+    with open_regular(p) as fh:  # regular files only, opened without blocking
+        st = os.fstat(fh.fileno())
+        key = scan_key(str(p), st.st_size, st.st_mtime_ns)
+        if cache is not None:
+            hit = _load(cache, key)
+            if hit is not None:
+                return hit, "cached"
+        data = fh.read()
     how = "read"
     scan: FileScan | None = None
     if cache is not None:

@@ -16,6 +16,7 @@ Every skipped byte range is reported as a `Damage` with what it cost.
 
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from core.monitor.crc import crc_table, mask, masked_crc32c_many
+from core.paths import open_regular
 
 HEADER = 12  # 8 length bytes + 4 CRC bytes
 FOOTER = 4
@@ -140,7 +142,7 @@ def scan_event_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
         offs = np.asarray(offsets, dtype=np.int64)
         lens = np.asarray(lengths, dtype=np.int64)
         if len(offs):
-            header_ok = masked_crc32c_many(buf, offs, np.full(len(offs), 8)) == _u32_le(buf, offs + 8)
+            header_ok = masked_crc32c_many(buf, offs, np.full(len(offs), 8), use_c=False) == _u32_le(buf, offs + 8)
             bad_header = np.flatnonzero(~header_ok)
             cut = int(bad_header[0]) if len(bad_header) else len(offs)
             offs, lens = offs[:cut], lens[:cut]
@@ -290,8 +292,9 @@ def _parse_file_version(text: str) -> float:
 def scan_event_file(path: str | Path, *, on_progress=None) -> FileScan:
     """Read one event file from disk (see `scan_event_bytes`)."""
     p = Path(path)
-    st = p.stat()
-    data = p.read_bytes()
+    with open_regular(p) as fh:  # regular files only, opened without blocking
+        st = os.fstat(fh.fileno())
+        data = fh.read()
     return scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, on_progress=on_progress)
 
 

@@ -106,18 +106,66 @@ def list_event_files(run_dir: Path) -> list[Path]:
     return out
 
 
+MAX_DEPTH = 32  # slime writes tensorboard_log/<project>/<experiment>: a few levels, never dozens
+
+
 def discover_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED) -> list[Path]:
     """Directories under `root` (itself included) that directly hold event files; links are not followed."""
+    return walk_runs(root, max_dirs=max_dirs)[0]
+
+
+def walk_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED, max_depth: int = MAX_DEPTH,
+              max_runs: int = MAX_RUNS) -> tuple[list[Path], list[str]]:
+    """Run directories under `root`, and what the walk left out (a message each; empty when nothing was).
+
+    The walk is iterative (no recursion, whatever the depth), visits directories in name order, never
+    follows links, and stops at `max_depth` levels below `root`, after `max_dirs` directories or once
+    `max_runs` runs are found; each limit reached is said in a message. Unreadable directories are skipped
+    and named.
+    """
     runs: list[Path] = []
+    notes: list[str] = []
+    too_deep = unreadable = 0
     walked = 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        walked += 1
-        dirnames.sort()
-        if any(is_event_file(f) for f in filenames):
-            runs.append(Path(dirpath))
-        if walked >= max_dirs or len(runs) >= MAX_RUNS:
+    stack: list[tuple[Path, int]] = [(Path(root), 0)]
+    while stack:
+        if walked >= max_dirs:
+            notes.append(f"{root}: stopped after {max_dirs} directories; runs further on were not looked for")
             break
-    return sorted(runs)
+        if len(runs) >= max_runs:
+            notes.append(f"{root}: stopped at {max_runs} runs; narrow the path to read the others")
+            break
+        directory, depth = stack.pop()
+        walked += 1
+        try:
+            with os.scandir(directory) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            unreadable += 1
+            continue
+        subdirs = []
+        holds_events = False
+        for entry in listed:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append(entry.path)
+                elif is_event_file(entry.name):
+                    holds_events = True
+            except OSError:
+                continue
+        if holds_events:
+            runs.append(directory)
+        if subdirs and depth >= max_depth:
+            too_deep += 1
+            continue
+        stack.extend((Path(d), depth + 1) for d in reversed(subdirs))
+    if too_deep:
+        notes.append(f"{root}: {too_deep} director{'y' if too_deep == 1 else 'ies'} more than {max_depth} levels "
+                     "down were not entered (slime writes runs a few levels below tensorboard_log)")
+    if unreadable:
+        notes.append(f"{root}: {unreadable} director{'y' if unreadable == 1 else 'ies'} could not be listed "
+                     "(permissions, or a name too long)")
+    return sorted(runs), notes
 
 
 def run_label(root: Path, run_dir: Path) -> str:
