@@ -18,6 +18,7 @@ from core.findings import dumps, findings_json, render_text
 from core.launch.check import CheckOptions, CheckReport, check_script_bytes, list_rules
 from core.launch.script import MAX_SCRIPT_CHARS
 from core.memory.profile import MAX_GPUS
+from core.paths import NotRegularFile, read_regular
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 JSON_FIELDS = ("code", "severity", "message", "line", "flag", "fix", "source")
@@ -84,15 +85,11 @@ def _read_input(path: str) -> bytes | None:
         if problem:
             say(f"check-args: {problem}")
             return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            problem = _not_a_script_file(path, os.fstat(fh.fileno()).st_mode)
-            if problem:
-                say(f"check-args: {problem}")
-                return None
-            return fh.read(limit)
+        return read_regular(path, limit)  # the one rule: regular files only, opened without blocking
     except FileNotFoundError:
         say(f"check-args: no such file: {path}")
+    except NotRegularFile as exc:
+        say(f"check-args: {path} is {exc.strerror}; give a script file, or pipe the text in with -")
     except OSError as exc:
         say(f"check-args: cannot read {path}: {exc.strerror or exc}")
     except ValueError:  # an embedded NUL byte in the path

@@ -10,7 +10,7 @@ import argparse
 
 from pydantic import ValidationError
 
-from core.cli.output import say, write_text
+from core.cli.output import say, shown, write_text
 from core.drafts.launch import Draft, DraftRequest, draft_launch_script
 from core.findings import render_text
 from core.paths import PathRefused, expand_user, name_length_problem
@@ -77,6 +77,10 @@ def request_from_args(args: argparse.Namespace) -> DraftRequest:
     answers.update({k: v for k, v in optional.items() if v is not None})
     if args.fully_async:
         answers["fully_async"] = True
+    for field, value in answers.items():
+        if isinstance(value, str) and shown(value) != value:
+            raise ValueError(f"{FLAG_OF_FIELD.get(field, field)} {shown(value)}: holds bytes that are not UTF-8 "
+                             "(shown as \\xNN); a launch script needs text, so rename the file or directory")
     try:
         return DraftRequest.model_validate(answers)
     except ValidationError as exc:

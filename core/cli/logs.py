@@ -204,7 +204,8 @@ def handle_logs(args: argparse.Namespace) -> int:
             say(f"error: {problem}")
         for note in notes:
             say(f"note: {note}")
-        write_text("\n\n".join(render_run_text(r, v) for r, v in results))
+        if results:
+            write_text("\n\n".join(render_run_text(r, v) for r, v in results))
         for run, verdicts in results:
             if run.scalar_count() and all(v.status == "unknown" for v in verdicts):
                 say(f"note: {run.path}: no check had enough data to judge this run")

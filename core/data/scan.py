@@ -46,6 +46,7 @@ from core.data.rules import (
     split_row_slice,
 )
 from core.findings import Finding, Severity, findings_json, render_text, sort_and_dedupe
+from core.paths import NotRegularFile, open_regular
 
 CARD = "data-formats"
 MAX_LINE_BYTES = 8 * 1024 * 1024  # lines longer than this are reported, not parsed
@@ -910,12 +911,16 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
         raise CheckError(f"Nothing exists at {real}.") from None
     except OSError as exc:
         raise CheckError(f"{real} cannot be read: {exc.strerror or exc}.") from None
+    except ValueError:
+        raise CheckError("That path contains a NUL byte; no file has such a name.") from None
     if stat.S_ISDIR(info.st_mode):
         raise CheckError(f"{real} is a directory; give the data file inside it.")
     if not stat.S_ISREG(info.st_mode):
         raise CheckError(f"{real} is not a regular file (a device, pipe or socket); give a data file.")
     try:
-        stream = open(target, "rb")  # noqa: SIM115 - closed below
+        stream = open_regular(target)  # the one rule: regular files only, opened without blocking
+    except NotRegularFile as exc:
+        raise CheckError(f"{real} is {exc.strerror}.") from None
     except OSError as exc:
         raise CheckError(f"{real} cannot be opened: {exc.strerror or exc}.") from None
     with stream:

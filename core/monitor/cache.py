@@ -18,18 +18,23 @@ from core.monitor.events import FileScan, merge_appended, scan_event_bytes
 from core.paths import open_regular
 
 PREFIX = "monitor:"
-SCHEMA = 1
+SCHEMA = 2
 BUDGET_BYTES = 400 * 1024 * 1024
 TAIL_CHECK = 4096  # bytes before the cached end that must be unchanged for an append-only re-read
 _INDEX_KEY = f"{PREFIX}index"
 
 
+def _path_id(path: str) -> str:
+    """A key-safe name for a path: any file name (even bytes that are not UTF-8) gives a plain ASCII key."""
+    return hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()
+
+
 def scan_key(path: str, size: int, mtime_ns: int) -> str:
-    return f"{PREFIX}scan:v{SCHEMA}:{path}:{size}:{mtime_ns}"
+    return f"{PREFIX}scan:v{SCHEMA}:{_path_id(path)}:{size}:{mtime_ns}"
 
 
 def _latest_key(path: str) -> str:
-    return f"{PREFIX}latest:v{SCHEMA}:{path}"
+    return f"{PREFIX}latest:v{SCHEMA}:{_path_id(path)}"
 
 
 def _digest(data: bytes) -> str:
@@ -80,7 +85,7 @@ def _store(cache: diskcache.Cache, key: str, scan: FileScan) -> None:
 
 def run_key(identities: list[tuple[str, int, int]]) -> str:
     """Key of a whole run's stitched result: the identities (path, size, mtime) of all its files."""
-    digest = hashlib.blake2b(repr(sorted(identities)).encode(), digest_size=16).hexdigest()
+    digest = hashlib.blake2b(repr(sorted(identities)).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     return f"{PREFIX}run:v{SCHEMA}:{digest}"
 
 
