@@ -217,3 +217,64 @@ def test_walk_stops_at_the_depth_limit_with_a_note(tmp_path):
     assert "more than 32 levels down" in notes[0]
     runs, notes = walk_runs(tmp_path, max_depth=64)
     assert len(runs) == 2 and not notes
+
+
+# -- the reader's purge rules cost O(n log n), whatever the order of steps ---------------------------------
+
+def reference_keep_mask(scan) -> np.ndarray:
+    """TensorBoard's purge rules one event at a time (quadratic; the definition the fast version must match)."""
+    from core.monitor.events import KIND_START, KIND_SUMMARY
+
+    n = scan.compat_scalars
+    keep = np.ones(n, dtype=bool)
+    v2 = scan.file_version is not None and scan.file_version >= 2
+    most_recent = -1
+    for e in range(scan.compat_events):
+        kind, step = int(scan.event_kinds[e]), int(scan.event_steps[e])
+        first, count = int(scan.event_first[e]), int(scan.event_counts[e])
+        if v2:
+            if kind == KIND_START:
+                keep[:first] &= scan.steps[:first] < step
+        elif step < most_recent and kind == KIND_SUMMARY:
+            for tid in set(scan.tag_ids[first:first + count].tolist()):
+                sel = np.flatnonzero(scan.tag_ids[:first] == tid)
+                keep[sel[scan.steps[sel] >= step]] = False
+        else:
+            most_recent = step
+    return keep
+
+
+def random_scan(rng, n_events: int, version):
+    from core.monitor.events import FileScan
+
+    kinds = rng.choice([0, 1, 1, 1, 2], n_events).astype(np.int8)
+    steps = rng.integers(0, 10, n_events).astype(np.int64)
+    counts = np.where(kinds == 1, rng.integers(0, 3, n_events), 0).astype(np.int32)
+    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    n = int(counts.sum())
+    scan = FileScan(path="", size=0, mtime_ns=0, steps=np.repeat(steps, counts),
+                    tag_ids=rng.integers(0, 3, n).astype(np.int32), values=np.zeros(n), wall_times=np.zeros(n),
+                    event_steps=steps, event_kinds=kinds, event_first=firsts, event_counts=counts,
+                    file_version=version)
+    scan.compat_scalars, scan.compat_events = n, n_events
+    return scan
+
+
+@pytest.mark.parametrize("version", [None, 1.0, 2.0])
+def test_purge_rules_match_the_definition(version):
+    from core.monitor.events import accumulator_keep_mask
+
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        scan = random_scan(rng, int(rng.integers(1, 40)), version)
+        assert (accumulator_keep_mask(scan, compatible=True) == reference_keep_mask(scan)).all()
+
+
+def test_purge_rules_on_a_hostile_order_finish():
+    """200,000 events whose steps go back every time (and as many STARTs): one pass, not 200,000."""
+    from core.monitor.events import accumulator_keep_mask
+
+    rng = np.random.default_rng(5)
+    for version in (1.0, 2.0):
+        scan = random_scan(rng, 200_000, version)
+        assert len(accumulator_keep_mask(scan, compatible=True)) == scan.compat_scalars
