@@ -4,6 +4,9 @@
     python benchmarks/bench_monitor.py --steps 20000       # 2,000,000 scalars (generation takes minutes)
     python benchmarks/bench_monitor.py --tbparse           # also time tbparse (slow) and compare frames
 
+First it times what a user waits for, in one process: reading, every verdict and the first plot, with peak
+memory; then `slime-assistant logs` with --no-cache, with a cold cache and with a warm one.
+
 Each measurement runs in a fresh Python process, so times include imports and peak memory (max RSS) is
 that process's own. Logs are written with tensorboardX (a dev dependency) into a temporary directory.
 
