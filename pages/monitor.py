@@ -9,7 +9,7 @@ from core.knowledge.cards import get_card
 from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sweep_stale_workdirs, unpack_zip
 from core.monitor.plots import scalar_figure
 from core.monitor.report import checklist_text, evidence_rows, read_findings
-from core.monitor.runs import discover_runs, read_run, run_label
+from core.monitor.runs import discover_runs, read_run, run_label, walk_runs
 from core.monitor.slime_metrics import (
     FILTER_HELP,
     SRC_TB,
@@ -86,7 +86,9 @@ with tab_dir:
         except PathRefused as exc:
             st.error(plain(str(exc)), icon=":material/block:")
         else:
-            found = discover_runs(allowed.path)
+            found, walk_notes = walk_runs(allowed.path)
+            for note in walk_notes:
+                st.warning(plain(note), icon=":material/account_tree:")
             if not found:
                 st.error(f"No event files (names containing 'tfevents') in {plain(str(allowed.path))} or below.",
                          icon=":material/folder_off:")

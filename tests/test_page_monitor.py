@@ -263,3 +263,16 @@ def test_zip_with_clashing_dot_and_overlong_members(app_env, make_app, roots, pr
         assert reason in warnings
     labels = [e.label for e in at.expander]
     assert any(label.startswith("runs: 0 fail") for label in labels), labels
+
+
+def test_deep_folder_says_what_the_walk_left_out(app_env, make_app, roots):
+    deep = roots / "deep"
+    for _ in range(40):
+        deep = deep / "d"
+    write_slime_like_run(deep, Scenario(rollouts=3))
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(roots / "deep"))
+    at.button(key="mon_dir_add").click().run()
+    assert not at.exception
+    assert any("more than 32 levels down" in w.value for w in at.warning)
+    assert any("No event files" in e.value for e in at.error)
