@@ -3,3 +3,7 @@ rules (`rules`), and the frames the data page charts (`charts`).
 
 May import: the shared vocabulary (core.findings, core.pins, core.paths).
 """
+
+from core.data.rules import DataKeys, check_extension, keys_from_launch
+
+__all__ = ["DataKeys", "check_extension", "keys_from_launch"]

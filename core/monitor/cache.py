@@ -24,17 +24,17 @@ TAIL_CHECK = 4096  # bytes before the cached end that must be unchanged for an a
 _INDEX_KEY = f"{PREFIX}index"
 
 
-def _path_id(path: str) -> str:
+def path_id(path: str) -> str:
     """A key-safe name for a path: any file name (even bytes that are not UTF-8) gives a plain ASCII key."""
     return hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()
 
 
 def scan_key(path: str, size: int, mtime_ns: int) -> str:
-    return f"{PREFIX}scan:v{SCHEMA}:{_path_id(path)}:{size}:{mtime_ns}"
+    return f"{PREFIX}scan:v{SCHEMA}:{path_id(path)}:{size}:{mtime_ns}"
 
 
 def _latest_key(path: str) -> str:
-    return f"{PREFIX}latest:v{SCHEMA}:{_path_id(path)}"
+    return f"{PREFIX}latest:v{SCHEMA}:{path_id(path)}"
 
 
 def _digest(data: bytes) -> str:

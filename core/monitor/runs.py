@@ -14,7 +14,7 @@ steps after its checkpoint, and the newer values win). Each replacement is repor
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from core.monitor.cache import load_blob, read_scan, run_key, store_blob
 from core.monitor.events import Damage, FileScan, accumulator_keep_mask
+from core.monitor.wandb_log import WandbRunInfo
 
 EVENT_FILE_MARK = "tfevents"
 MAX_DIRS_WALKED = 5000
@@ -79,6 +80,8 @@ class RunData:
     restarts: list[RestartMark] = field(default_factory=list)
     start_time: float | None = None
     scans: list[FileScan] = field(default_factory=list)
+    source: str = "tensorboard"  # "tensorboard" | "wandb" (read by core.monitor.wandb_run)
+    wandb: WandbRunInfo | None = None  # a W&B run's name, config, summary and exit
 
     @property
     def tags(self) -> list[str]:
@@ -118,22 +121,34 @@ def walk_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED, max_depth: int = M
               max_runs: int = MAX_RUNS) -> tuple[list[Path], list[str]]:
     """Run directories under `root`, and what the walk left out (a message each; empty when nothing was).
 
-    The walk is iterative (no recursion, whatever the depth), visits directories in name order, never
-    follows links, and stops at `max_depth` levels below `root`, after `max_dirs` directories or once
-    `max_runs` runs are found; each limit reached is said in a message. Unreadable directories are skipped
-    and named.
+    The walk is `iter_dirs`'s (iterative, bounded, links never followed); it also stops once `max_runs`
+    runs are found, and says so.
     """
     runs: list[Path] = []
     notes: list[str] = []
-    too_deep = unreadable = 0
-    walked = 0
+    for directory, file_names in iter_dirs(root, max_dirs=max_dirs, max_depth=max_depth, notes=notes):
+        if any(is_event_file(f) for f in file_names):
+            runs.append(directory)
+            if len(runs) >= max_runs:
+                notes.append(f"{root}: stopped at {max_runs} runs; narrow the path to read the others")
+                break
+    return sorted(runs), notes
+
+
+def iter_dirs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED, max_depth: int = MAX_DEPTH,
+              notes: list[str] | None = None) -> Iterator[tuple[Path, list[str]]]:
+    """(directory, names of the non-directory entries in it) for `root` and the directories below it.
+
+    Every directory walk of the monitor goes through here: iterative (no recursion, whatever the depth),
+    in name order, never following links, at most `max_depth` levels below `root` and `max_dirs`
+    directories. Each limit reached, and each directory that cannot be listed, is said in `notes`.
+    """
+    too_deep = unreadable = walked = 0
     stack: list[tuple[Path, int]] = [(Path(root), 0)]
     while stack:
         if walked >= max_dirs:
-            notes.append(f"{root}: stopped after {max_dirs} directories; runs further on were not looked for")
-            break
-        if len(runs) >= max_runs:
-            notes.append(f"{root}: stopped at {max_runs} runs; narrow the path to read the others")
+            if notes is not None:
+                notes.append(f"{root}: stopped after {max_dirs} directories; runs further on were not looked for")
             break
         directory, depth = stack.pop()
         walked += 1
@@ -143,29 +158,24 @@ def walk_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED, max_depth: int = M
         except OSError:
             unreadable += 1
             continue
-        subdirs = []
-        holds_events = False
+        subdirs: list[str] = []
+        files: list[str] = []
         for entry in listed:
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    subdirs.append(entry.path)
-                elif is_event_file(entry.name):
-                    holds_events = True
+                (subdirs if entry.is_dir(follow_symlinks=False) else files).append(entry.name)
             except OSError:
                 continue
-        if holds_events:
-            runs.append(directory)
+        yield directory, files
         if subdirs and depth >= max_depth:
             too_deep += 1
             continue
-        stack.extend((Path(d), depth + 1) for d in reversed(subdirs))
-    if too_deep:
+        stack.extend((directory / d, depth + 1) for d in reversed(subdirs))
+    if notes is not None and too_deep:
         notes.append(f"{root}: {too_deep} director{'y' if too_deep == 1 else 'ies'} more than {max_depth} levels "
-                     "down were not entered (slime writes runs a few levels below tensorboard_log)")
-    if unreadable:
+                     "down were not entered (slime writes runs a few levels below its log directory)")
+    if notes is not None and unreadable:
         notes.append(f"{root}: {unreadable} director{'y' if unreadable == 1 else 'ies'} could not be listed "
                      "(permissions, or a name too long)")
-    return sorted(runs), notes
 
 
 def run_label(root: Path, run_dir: Path) -> str:
