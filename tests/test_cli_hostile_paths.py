@@ -254,3 +254,23 @@ def test_helpers_never_raise_on_strict_streams(encoding):
     write_text(os.fsdecode(b"x\xff") + " é \ud800", stream=stream)
     write_json({"k" + os.fsdecode(b"\xfe"): "é"}, stream=stream)
     assert json.loads(stream.parts[-1]) == {"k\\xfe": "é"}
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+def test_non_utf8_wandb_run_file_name(tmp_path, encoding, monkeypatch):
+    """A W&B run file under a name that is not UTF-8: read (its cache keys are hashed), shown as \\xff."""
+    pytest.importorskip("wandb")
+    from core.monitor.wandb_synthetic import frame_wandb_records, history_record
+
+    run_dir = os.fsencode(tmp_path) + b"/wandb/run-20260101_000000-" + BAD
+    os.makedirs(run_dir)
+    rows = [history_record({"rollout/raw_reward": 0.1 * i, "rollout/step": i, "_step": i}, num=i) for i in range(12)]
+    with open(run_dir + b"/run-abc" + BAD + b".wandb", "wb") as fh:
+        fh.write(frame_wandb_records(rows))
+    monkeypatch.setenv("SLIME_ASSISTANT_HOME", str(tmp_path / "home"))
+    for extra in ([], ["--no-cache"]):
+        code, out, err = run_in_process(["logs", os.fsencode(tmp_path) + b"/wandb", "--format", "json", *extra],
+                                        encoding, monkeypatch)
+        assert code in (0, 1, 3), err
+        payload = assert_valid_json(out)
+        assert payload["runs"] and "\\xff\\xfe-caf" in payload["runs"][0]["path"]
