@@ -194,12 +194,12 @@ def test_eval_tags_with_dashes_are_read():
 
 def test_evidence_rows_are_words_and_short_values():
     rows = evidence_rows({"tag": "train/kl_loss", "first_10pct_mean": 0.000161234, "eval/aime:z": 2.5,
-                          "spike_steps": list(range(30)), "missing": None})
+                          "spike_steps": list(range(30)), "missing": None, "empty": []})
     assert rows[0] == {"what": "curve", "value": "train/kl_loss"}
     assert rows[1] == {"what": "mean of the first tenth", "value": "0.0001612"}
     assert rows[2]["what"] == "eval/aime: trend z (Mann-Kendall)"
     assert rows[3]["value"].endswith("(and 20 more)")
-    assert rows[4]["value"] == "-"
+    assert rows[4]["value"] == "-" and rows[5]["value"] == "none"
     assert not any("{" in r["value"] for r in rows)
 
 

@@ -106,6 +106,8 @@ def evidence_value(value) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, list | tuple):
+        if not value:
+            return "none"
         shown = ", ".join(evidence_value(v) for v in value[:MAX_LISTED])
         return shown + (f" (and {len(value) - MAX_LISTED} more)" if len(value) > MAX_LISTED else "")
     text = str(value)
