@@ -126,6 +126,7 @@ def file_kind(mode: int) -> str:
 
 
 KERNEL_FILE_SYSTEMS = ("/proc/", "/sys/", "/dev/")
+SHARED_MEMORY = "/dev/shm/"  # a tmpfs of ordinary files: data may well live there
 
 
 def open_regular(path: str | Path) -> BinaryIO:
@@ -145,7 +146,7 @@ def open_regular(path: str | Path) -> BinaryIO:
         real = os.path.realpath(path)
         if isinstance(real, bytes):
             real = os.fsdecode(real)
-        if real.startswith(KERNEL_FILE_SYSTEMS):
+        if real.startswith(KERNEL_FILE_SYSTEMS) and not real.startswith(SHARED_MEMORY):
             raise NotRegularFile(errno.EINVAL, "a file of the kernel's pseudo file systems (/proc, /sys, /dev), "
                                                "which can block or never end; nothing was read from it")
         return os.fdopen(fd, "rb")
