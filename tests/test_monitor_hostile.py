@@ -278,3 +278,23 @@ def test_purge_rules_on_a_hostile_order_finish():
     for version in (1.0, 2.0):
         scan = random_scan(rng, 200_000, version)
         assert len(accumulator_keep_mask(scan, compatible=True)) == scan.compat_scalars
+
+
+def test_a_run_that_restarts_thousands_of_times_lists_twenty(tmp_path):
+    """Steps that go back on every record: the findings and the text list 20 restarts and count the rest."""
+    from core.cli.logs import render_run_text
+    from core.monitor.report import read_findings
+    from core.monitor.runs import read_run
+    from core.monitor.synthetic import write_raw_event_file
+    from core.monitor.verdicts import run_verdicts
+
+    payloads = [file_version_event()]
+    for i in range(3000):
+        payloads.append(scalar_event("rollout/raw_reward", float(i), 3000 - i))  # each one goes back
+    write_raw_event_file(tmp_path / "events.out.tfevents.1", payloads)
+    run = read_run(tmp_path)
+    findings = read_findings(run)
+    assert sum(f.code == "MON110" for f in findings) == 20
+    assert any(f.code == "MON111" and "more restarts" in f.message for f in findings)
+    text = render_run_text(run, run_verdicts(run))
+    assert text.count("restart:") == 20 and "more restarts" in text

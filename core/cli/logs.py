@@ -16,7 +16,7 @@ import os
 import stat
 
 from core.cli.output import say, write_json, write_text
-from core.monitor.report import evidence_rows
+from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
 from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import ordered_tags
 from core.monitor.sources import SOURCE_NAMES, find_runs, open_run
@@ -178,9 +178,13 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
         if f.lost_vs_tbparse:
             lines.append(f"   ! {f.name}: {f.lost_vs_tbparse} scalar(s) read past damage (tbparse would stop "
                          "before them)")
-    for r in restart_summary(run):
+    restarts = restart_summary(run)
+    for r in restarts[:MAX_RESTARTS_LISTED]:
         lines.append(f"   restart: {r['file']} went back to step {r['step']} ({r['tags']} tag(s), "
                      f"{r['replaced']} older point(s) replaced)")
+    if len(restarts) > MAX_RESTARTS_LISTED:
+        lines.append(f"   ... and {len(restarts) - MAX_RESTARTS_LISTED} more restarts ({len(restarts)} in all; "
+                     "--format json lists every one)")
     lines.append("   tags:")
     width = max((len(t) for t in run.tags), default=10)
     for tag in ordered_tags(run.tags):

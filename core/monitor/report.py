@@ -7,6 +7,7 @@ from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import REWARD_TAGS, SRC_TB
 from core.monitor.verdicts import Verdict
 
+MAX_RESTARTS_LISTED = 20
 TBPARSE_NOTE = ("tbparse (through TensorBoard's Python reader) stops at the first damaged record of a file; "
                 "this reader drops only what is damaged and reads on.")
 
@@ -43,11 +44,18 @@ def read_findings(run: RunData) -> list[Finding]:
                                         "(histograms, text, tensors, media) are not plotted here; "
                                         + ("W&B shows them." if run.source == "wandb" else
                                            "tbparse or TensorBoard reads them."))))
-    for r in restart_summary(run):
+    restarts = restart_summary(run)
+    for r in restarts[:MAX_RESTARTS_LISTED]:
         out.append(Finding(code="MON110", severity=Severity.INFO, card="monitoring",
                            message=(f"{run.name}: restart in {r['file']} back to step {r['step']}: {r['replaced']} "
                                     f"older point(s) in {r['tags']} tag(s) replaced by the newer values, as "
                                     "TensorBoard does.")))
+    if len(restarts) > MAX_RESTARTS_LISTED:
+        out.append(Finding(code="MON111", severity=Severity.WARNING, card="monitoring",
+                           message=(f"{run.name}: {len(restarts) - MAX_RESTARTS_LISTED} more restarts after the "
+                                    f"{MAX_RESTARTS_LISTED} listed ({len(restarts)} in all): steps go back again and "
+                                    "again, which a slime run resumed from checkpoints does not do; are several "
+                                    "runs logging into one directory?")))
     if run.files and not any(t in run.series for t in REWARD_TAGS):
         out.append(Finding(code="MON120", severity=Severity.WARNING, card="monitoring", source=SRC_TB,
                            message=(f"{run.name}: no reward curve (rollout/raw_reward). Either this is not a slime "
