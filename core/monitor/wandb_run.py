@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from core.monitor.cache import load_blob, path_id, run_key, scan_key, store_blob
+from core.monitor.cache import get_json, load_blob, path_id, run_key, scan_key, set_json, store_blob
 from core.monitor.events import accumulator_keep_mask
 from core.monitor.runs import MAX_DIRS_WALKED, MAX_RUNS, FileReport, ProgressFn, RunData, iter_dirs, stitch
 from core.monitor.wandb_log import WandbRunInfo, WandbScan, merge_wandb, scan_wandb_bytes
@@ -28,7 +28,7 @@ RUN_FILE = re.compile(r"^run-(?P<id>.+)\.wandb$")
 RUN_DIR = re.compile(r"^(?P<offline>offline-)?run-(?P<stamp>\d{8}_\d{6})-(?P<rest>.+)$")
 MAX_FILES_PER_RUN = 200
 TAIL_CHECK = 4096
-LATEST_PREFIX = "monitor:wandb-latest:v2:"
+LATEST_PREFIX = "monitor:wandb-latest:v3:"
 
 
 @dataclass
@@ -113,7 +113,7 @@ def read_wandb_scan(path: Path, cache=None, *, on_progress=None) -> tuple[WandbS
     how = "read"
     scan: WandbScan | None = None
     if cache is not None:
-        latest = cache.get(LATEST_PREFIX + path_id(str(path)))
+        latest = get_json(cache, LATEST_PREFIX + path_id(str(path)))
         if isinstance(latest, dict) and latest.get("size", 0) < len(data):
             old = load_blob(cache, latest.get("key", ""), WandbScan)
             end = old.clean_end if old is not None else 0
@@ -129,7 +129,7 @@ def read_wandb_scan(path: Path, cache=None, *, on_progress=None) -> tuple[WandbS
     if cache is not None:
         store_blob(cache, key, scan)
         lo = max(0, scan.clean_end - TAIL_CHECK)
-        cache.set(LATEST_PREFIX + path_id(str(path)), {"key": key, "size": st.st_size,
+        set_json(cache, LATEST_PREFIX + path_id(str(path)), {"key": key, "size": st.st_size,
                                               "tail_digest": _digest(data[lo:scan.clean_end])})
     return scan, how
 
