@@ -138,7 +138,8 @@ def eval_score_tags(tags: list[str]) -> list[str]:
     """`eval/<dataset>` mean-reward tags, whatever the dataset name (slime's own scripts use `retail-dev`).
 
     slime logs `eval/{key}` unchanged, beside `eval/{key}-truncated_ratio`, `eval/{key}-pass@{k}` (with
-    --log-passrate) and per-sample metrics under `eval/{key}/` (rollout_metrics.py:232-246@624b824a); only
+    --log-passrate) and per-sample metrics under `eval/{key}/`
+    (slime/observability/rollout_metrics.py:232-246@624b824a); only
     those derived tags are left out.
     """
     return sorted(t for t in tags if t.startswith("eval/") and len(t) > 5 and "/" not in t[5:] and t != "eval/step"
