@@ -13,6 +13,7 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel
 
@@ -158,3 +159,92 @@ def containing_roots(directory: Path | str) -> list[Path]:
 def decode_text(data: bytes) -> str:
     """Bytes read from a source file as text, as `Path.read_text(errors="replace")` gives it (newlines unified)."""
     return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+# -- one rule for every file a command or page reads, and for every name it is given ----------------------
+
+NAME_MAX_BYTES = 255  # one path component, on every common Linux and macOS file system
+
+
+def expand_user(text: str) -> Path:
+    """`Path(text).expanduser()`, with a clear PathRefused for `~name` when no such user exists."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:
+        head = text.split("/", 1)[0]
+        raise PathRefused(f"{head}: no such user on this machine, so '{head}' cannot be expanded; "
+                          "write the directory out in full.") from None
+
+
+def name_length_problem(path: str | Path) -> str | None:
+    """Why the file system would refuse this name as too long (None when it is fine)."""
+    raw = os.fsencode(path)
+    if len(raw) >= MAX_PATH_CHARS:
+        return f"the path is {len(raw)} bytes long; the limit is {MAX_PATH_CHARS - 1}"
+    longest = max(raw.split(b"/"), key=len, default=b"")
+    if len(longest) > NAME_MAX_BYTES:
+        return (f"one name in it is {len(longest)} bytes long; file systems allow at most {NAME_MAX_BYTES} "
+                "per name")
+    return None
+
+
+class NotRegularFile(OSError):
+    """The path is a directory, device, pipe or socket: only regular files are read."""
+
+
+def file_kind(mode: int) -> str:
+    """What an st_mode describes, in words ('a regular file', 'a directory', 'a named pipe', ...)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+KERNEL_FILE_SYSTEMS = ("/proc/", "/sys/", "/dev/")
+SHARED_MEMORY = "/dev/shm/"  # a tmpfs of ordinary files: data may well live there
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """Open a file for reading only if it is a regular file, without ever blocking.
+
+    The rule for every command and page: the open uses O_NONBLOCK (a FIFO or a device cannot stall it), the
+    opened handle is checked with fstat (a path swapped for something else between a look and the open is
+    refused too), files of the kernel's pseudo file systems are refused (procfs files such as /proc/kmsg
+    call themselves regular yet block or never end), and the handle stays non-blocking. Raises
+    NotRegularFile (an OSError) saying what the path is, or the open's own OSError.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(errno.EINVAL, f"{file_kind(mode)}, not a regular file; nothing was read from it")
+        real = os.path.realpath(path)
+        if isinstance(real, bytes):
+            real = os.fsdecode(real)
+        if real.startswith(KERNEL_FILE_SYSTEMS) and not real.startswith(SHARED_MEMORY):
+            raise NotRegularFile(errno.EINVAL, "a file of the kernel's pseudo file systems (/proc, /sys, /dev), "
+                                               "which can block or never end; nothing was read from it")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | Path, limit: int | None = None) -> bytes:
+    """The bytes of a regular file (at most `limit`), read under `open_regular`'s rule; a read that would
+    block raises NotRegularFile instead of waiting."""
+    with open_regular(path) as fh:
+        try:
+            data = fh.read() if limit is None else fh.read(limit)
+        except BlockingIOError:
+            data = None
+    if data is None:
+        raise NotRegularFile(errno.EAGAIN, "a file whose read would block; nothing was read from it")
+    return data

@@ -194,3 +194,43 @@ def test_inline_citations_in_markdown_become_links_and_nothing_else_changes():
     assert out.startswith("see [`slime/utils/data.py:31@624b824a`](https://github.com/THUDM/slime/blob/")
     assert out.endswith("#L31) and `--flag`")
     assert link_citations(out) == out  # already linked: left alone
+
+
+def test_open_regular_refuses_kernel_files_and_special_files(tmp_path):
+    from core.paths import NotRegularFile, read_regular
+
+    good = tmp_path / "a.txt"
+    good.write_bytes(b"abc")
+    assert read_regular(good) == b"abc" and read_regular(good, 2) == b"ab"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, what in ((tmp_path, "a directory"), (fifo, "a named pipe"), ("/dev/null", "a device"),
+                       ("/proc/self/status", "kernel's pseudo file systems")):
+        if not os.path.exists(path):
+            continue
+        with pytest.raises(NotRegularFile, match=what):
+            read_regular(path)
+
+
+def test_open_regular_reads_shared_memory_files():
+    from core.paths import read_regular
+
+    if not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK):
+        pytest.skip("no writable /dev/shm")
+    path = f"/dev/shm/slime-assistant-test-{os.getpid()}"
+    with open(path, "wb") as fh:
+        fh.write(b"x")
+    try:
+        assert read_regular(path) == b"x"
+    finally:
+        os.unlink(path)
+
+
+def test_expand_user_and_name_length():
+    from core.paths import expand_user, name_length_problem
+
+    with pytest.raises(PathRefused, match="no such user"):
+        expand_user("~nosuchuser-slime-test/x")
+    assert name_length_problem("/tmp/" + "a" * 256).startswith("one name in it is 256 bytes")
+    assert name_length_problem("/".join(["d"] * 3000)).startswith("the path is")
+    assert name_length_problem("/tmp/ok.sh") is None
