@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+import core.data.judge as judge
+import core.data.report as report_module
 import core.data.scan as dc
 from core.data.rules import (
     RULES,
@@ -67,7 +69,7 @@ def test_every_rule_has_a_unique_code_a_wellformed_source_and_a_fix():
 
 
 def test_the_card_the_findings_point_to_exists():
-    card = get_card(dc.CARD)
+    card = get_card(report_module.CARD)
     assert card is not None and "input" in card.body and "--label-key" in card.body
 
 
@@ -614,7 +616,7 @@ def test_findings_are_capped_per_code_with_counts_of_the_rest():
 def test_row_tally_counts_exactly_the_rows_python_slicing_selects(bounds, rows):
     row_slice = slice(*bounds)
     verdicts = [list(dc.Verdict)[i % 3] for i in range(rows)]
-    tally = dc._RowTally(row_slice)
+    tally = judge._RowTally(row_slice)
     for verdict in verdicts:
         tally.add(verdict)
     counts = tally.finish()

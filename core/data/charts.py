@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.data.scan import DataSummary, PromptLengths
+from core.data.report import DataSummary, PromptLengths
 
 
 def prompt_length_figure(lengths: PromptLengths) -> go.Figure:

@@ -1,0 +1,147 @@
+"""What a data check reports: the summary numbers, the report, and the plain-text rendering the CLI prints.
+
+Pure data and formatting: the reader (core/data/scan.py) and the row judge (core/data/judge.py) fill these in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from core.data.rules import CODE_BY_NAME, RULES, DataKeys, Problem
+from core.findings import Finding, findings_json, render_text
+
+CARD = "data-formats"
+MAX_LINE_BYTES = 8 * 1024 * 1024  # lines longer than this are reported, not parsed
+MAX_LISTED_PER_CODE = 20
+JSON_FIELDS = ("code", "severity", "message", "line", "fix", "source")
+
+
+class CheckError(ValueError):
+    """The file cannot be checked at all (missing, a directory, unreadable); the message says why."""
+
+
+class HistogramBin(BaseModel):
+    low: int
+    high: int
+    rows: int
+
+
+class PromptLengths(BaseModel):
+    """Prompt length in characters (a chat prompt counts its text contents)."""
+
+    rows: int = 0
+    min: int | None = None
+    max: int | None = None
+    mean: float | None = None
+    histogram: list[HistogramBin] = Field(default_factory=list)
+
+
+class SampleRow(BaseModel):
+    line: int
+    text: str
+
+
+class DataSummary(BaseModel):
+    """What the check found, in numbers. Rows are counted the way slime counts them."""
+
+    name: str
+    file_format: str  # "jsonl" or "parquet"
+    bytes_total: int | None = None
+    bytes_read: int = 0
+    lines: int = 0
+    blank_lines: int = 0
+    # Every row is counted once: rows == rows_used + rows_skipped + rows_crash + rows_unchecked
+    # + rows_outside_slice. A row is a non-blank line as slime splits them (a lone carriage return ends a
+    # line too), whatever it holds, or a parquet row.
+    rows: int = 0
+    rows_used: int = 0
+    rows_skipped: int = 0  # lines slime prints a decode error for and drops
+    rows_crash: int = 0
+    rows_unchecked: int = 0  # lines over the size cap
+    rows_outside_slice: int = 0  # rows the `@[start:end]` row slice leaves out (or that slime never reaches)
+    object_rows: int = 0  # rows read as JSON objects: the rows whose keys are counted
+    rows_with_warnings: int = 0
+    prompt_format: str = "none"  # "text", "chat", "mixed", "none"
+    prompt_formats: dict[str, int] = Field(default_factory=dict)
+    keys: dict[str, int] = Field(default_factory=dict)
+    other_keys: int = 0
+    label_types: dict[str, int] = Field(default_factory=dict)
+    prompt_chars: PromptLengths = Field(default_factory=PromptLengths)
+    samples: list[SampleRow] = Field(default_factory=list)
+    crlf_lines: int = 0
+    findings_by_code: dict[str, int] = Field(default_factory=dict)
+    omitted_by_code: dict[str, int] = Field(default_factory=dict)
+    max_listed_per_code: int = MAX_LISTED_PER_CODE
+    flags_to_add: list[str] = Field(default_factory=list)
+    settings: DataKeys = Field(default_factory=DataKeys)
+    launch_flags: list[str] = Field(default_factory=list)
+    row_slice: str | None = None
+    max_line_bytes: int = MAX_LINE_BYTES
+    complete: bool = True
+    # Set when slime would stop at start-up whatever the rows hold (a name it refuses, a binary or non-UTF-8
+    # file, no row at all): the message of the file-level finding that says why. The row counts then say
+    # what each row would meet once that is fixed.
+    stops_at_start: str | None = None
+    stops_at_line: int | None = None  # the line slime stops at, when it is one line's fault
+    would_fail: bool = False
+    seconds: float = 0.0
+
+
+class DataReport(BaseModel):
+    findings: list[Finding]
+    summary: DataSummary
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's JSON: findings shaped as the launch checker's, then the summary."""
+        return {"findings": findings_json(self.findings, JSON_FIELDS),
+                "summary": self.summary.model_dump(mode="json")}
+
+
+def finding_for(problem: Problem, line: int | None) -> Finding:
+    rule = RULES[CODE_BY_NAME[problem.rule]]
+    return Finding(code=rule.code, severity=rule.severity, message=problem.detail, line=line,
+                   column=problem.column, fix=rule.fix, source=rule.source, card=CARD)
+
+
+def startup_headline(summary: DataSummary, *, with_name: bool = False) -> str:
+    """'slime would stop at start-up[ on NAME][ at line N]: <why>.' (meaningful when summary.stops_at_start)."""
+    where = (f" on {summary.name}" if with_name else "") + (
+        f" at line {summary.stops_at_line}" if summary.stops_at_line else "")
+    why = (summary.stops_at_start or "").rstrip()
+    return f"slime would stop at start-up{where}: {why}" + ("" if why.endswith((".", "?", "!")) else ".")
+
+
+def render_report_text(report: DataReport) -> str:
+    """Plain-text reporter for the CLI: summary lines, then the findings, then what was left out."""
+    s = report.summary
+    counts = (f"use {s.rows_used}, skip {s.rows_skipped} line(s), crash on {s.rows_crash} row(s)"
+              + (f", {s.rows_unchecked} not checked (over {s.max_line_bytes // (1024 * 1024)} MiB)"
+                 if s.rows_unchecked else "")
+              + (f", {s.rows_outside_slice} outside the row slice" if s.rows_outside_slice else ""))
+    lines = [f"{s.name}: {s.file_format}, {s.lines} line(s), {s.rows} row(s)"]
+    if s.stops_at_start:
+        lines.append(f"  {startup_headline(s)}")
+        if s.rows:
+            lines.append(f"  row by row, slime would {counts}")
+    else:
+        lines.append(f"  slime would {counts}")
+    lines.append(f"  prompts: {s.prompt_format} {s.prompt_formats}; labels: {s.label_types or 'no --label-key'}")
+    if s.prompt_chars.rows:
+        pc = s.prompt_chars
+        lines.append(f"  prompt characters: min {pc.min}, mean {pc.mean}, max {pc.max}")
+    if s.keys:
+        lines.append("  keys: " + ", ".join(f"{k} ({n})" for k, n in list(s.keys.items())[:12]))
+    if s.flags_to_add:
+        lines.append("  flags to add: " + " ".join(s.flags_to_add))
+    lines.append("")
+    lines.append(render_text(report.findings) or "No findings.")
+    for code, n in s.omitted_by_code.items():
+        lines.append(f"... and {n} more {code} finding(s) not listed (cap {s.max_listed_per_code} per code)")
+    lines.append("")
+    lines.append("RESULT: " + ("slime would stop at start-up (exit 1)" if s.stops_at_start
+                               else "slime would skip or crash on some rows (exit 1)" if s.would_fail
+                               else "no row slime would skip or crash on" if s.complete
+                               else "the check could not finish"))
+    return "\n".join(lines)
