@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from core.data.rules import DataKeys
 from core.data.scan import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
+from core.data.tokens import LengthSettings, TokenizerUnusable, load_tokenizer
 from core.findings import dumps
 
 EXIT_OK, EXIT_WOULD_FAIL, EXIT_CANNOT_CHECK = 0, 1, 2
@@ -32,6 +33,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--apply-chat-template", action="store_true", help="the run passes --apply-chat-template")
     parser.add_argument("--multimodal-keys", default=None, metavar="JSON",
                         help='media type to key, as for slime, e.g. \'{"image": "images"}\'')
+    tokens = parser.add_argument_group(
+        "token lengths", "with the model's tokenizer, prompts are rendered and counted as slime's Dataset does")
+    tokens.add_argument("--tokenizer", metavar="DIR", default=None,
+                        help="the model's Hugging Face checkpoint or tokenizer directory (as --hf-checkpoint); "
+                             "loaded offline, never with remote code")
+    tokens.add_argument("--rollout-max-prompt-len", type=int, default=None, metavar="N",
+                        help="slime drops prompts longer than N tokens at start-up")
+    tokens.add_argument("--rollout-max-response-len", type=int, default=None, metavar="N")
+    tokens.add_argument("--rollout-max-context-len", type=int, default=None, metavar="N",
+                        help="without --rollout-max-prompt-len, slime's prompt limit is N - 1")
+    tokens.add_argument("--context-length", type=int, default=None, metavar="N",
+                        help="the model's context length in SGLang (default: from config.json, SGLang's rule)")
+    tokens.add_argument("--apply-chat-template-kwargs", default=None, metavar="JSON",
+                        help='extra arguments for the chat template, e.g. \'{"enable_thinking": false}\'')
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
     parser.add_argument("--max-listed", type=int, default=MAX_LISTED_PER_CODE, metavar="N",
                         help=f"list at most N findings of each code (default {MAX_LISTED_PER_CODE})")
@@ -53,10 +68,30 @@ def run_check_data(args: argparse.Namespace) -> int:
         print("check-data: --max-listed must be 0 or more and --max-line-mb between 0.001 and 1024",
               file=sys.stderr)
         return EXIT_CANNOT_CHECK
+    try:
+        lengths = LengthSettings(rollout_max_prompt_len=args.rollout_max_prompt_len,
+                                 rollout_max_response_len=args.rollout_max_response_len,
+                                 rollout_max_context_len=args.rollout_max_context_len,
+                                 context_length=args.context_length,
+                                 apply_chat_template_kwargs=args.apply_chat_template_kwargs)
+    except ValidationError as exc:
+        print(f"check-data: {_first_error(exc)}", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
+    tokenizer, tokenizer_problem = None, None
+    if args.tokenizer:
+        try:
+            tokenizer = load_tokenizer(args.tokenizer)
+        except TokenizerUnusable as exc:
+            tokenizer_problem = f"The tokenizer at {args.tokenizer} was not used: {exc}"
+            print(f"check-data: {tokenizer_problem}", file=sys.stderr)
+    elif lengths.prompt_limit is not None or args.apply_chat_template_kwargs:
+        print("check-data: no token-length check without the model's tokenizer; add --tokenizer DIR",
+              file=sys.stderr)
     progress = _stderr_progress if sys.stderr.isatty() else None
     try:
         report = check_path(args.path, keys, max_line_bytes=int(args.max_line_mb * 2**20),
-                            max_listed=args.max_listed, progress=progress)
+                            max_listed=args.max_listed, progress=progress, tokenizer=tokenizer, lengths=lengths,
+                            tokenizer_problem=tokenizer_problem)
     except CheckError as exc:
         print(f"check-data: {exc}", file=sys.stderr)
         return EXIT_CANNOT_CHECK
@@ -69,6 +104,8 @@ def run_check_data(args: argparse.Namespace) -> int:
         print(render_report_text(report))
     if report.summary.would_fail:
         return EXIT_WOULD_FAIL
+    if tokenizer_problem:
+        return EXIT_CANNOT_CHECK
     return EXIT_OK if report.summary.complete else EXIT_CANNOT_CHECK
 
 

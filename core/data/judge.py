@@ -39,6 +39,7 @@ from core.data.rules import (
     check_row_is_object,
     check_tools,
 )
+from core.data.tokens import TokenCounter
 from core.findings import Finding, Severity, sort_and_dedupe
 
 SAMPLE_ROWS = 5
@@ -78,7 +79,7 @@ class _RowTally:
             self.counts[verdict] += 1
             return
         if not self.window_size:
-            if self._selected_early(index):
+            if self.selected_early(index):
                 self.counts[verdict] += 1
             else:
                 self.outside += 1
@@ -86,12 +87,12 @@ class _RowTally:
         self.window.append(verdict)
         if len(self.window) > self.window_size:
             oldest = self.window.popleft()
-            if self._selected_early(index - self.window_size):
+            if self.selected_early(index - self.window_size):
                 self.counts[oldest] += 1
             else:
                 self.outside += 1
 
-    def _selected_early(self, index: int) -> bool:
+    def selected_early(self, index: int) -> bool:
         """For a row at least window_size rows from the end (a negative start excludes it; a negative
         stop includes it)."""
         start, stop = self.start, self.stop
@@ -152,6 +153,7 @@ class _RowJudge:
         self.first_non_utf8: tuple[Problem, int] | None = None  # reported once, at the end
         self.non_utf8_lines = 0
         self.last_non_utf8_line = 0  # lines arrive in order, so counting distinct lines needs only the last
+        self.tokens: TokenCounter | None = None  # the tokenizer step, when a tokenizer is given
 
     # -- findings -----------------------------------------------------------------------------------
     def emit(self, problem: Problem, line: int | None) -> None:
@@ -196,6 +198,11 @@ class _RowJudge:
         if prompt_problems:
             problems.extend(prompt_problems)
         self.formats[fmt] = self.formats.get(fmt, 0) + 1
+        rendered = None
+        if self.tokens is not None and (fmt == "text" or fmt == "chat"):
+            rendered, template_problem = self.tokens.render(row)
+            if template_problem is not None:
+                problems.append(template_problem)
         if fmt == "chat" or (fmt == "text" and keys.multimodal_keys is not None):
             if not keys.apply_chat_template:
                 self.chat_without_template += 1
@@ -231,6 +238,8 @@ class _RowJudge:
                 if p is not _CHAT_WITHOUT_TEMPLATE:
                     self.emit(p, line)
         self.tally.add(USED_WITH_WARNINGS if warned and verdict is Verdict.USED else verdict)
+        if rendered is not None:
+            self.tokens.add(self.tally.rows - 1, line, rendered, verdict is Verdict.USED, warned)
         if verdict is Verdict.USED and len(self.summary.samples) < SAMPLE_ROWS:
             self._add_sample(row, line, raw)
 
@@ -303,6 +312,8 @@ class _RowJudge:
     # -- summary ----------------------------------------------------------------------------------------
     def finish(self, started: float) -> DataReport:
         summary = self.summary
+        if self.tokens is not None:
+            self.tokens.finish(self.row_slice, self.tally.rows)
         counts = self.tally.finish()
         summary.rows = self.records
         summary.rows_used = counts[Verdict.USED] + counts[USED_WITH_WARNINGS]
@@ -355,6 +366,8 @@ class _RowJudge:
                     self.stop_at_start(count_problem, None)
             elif count_problem:
                 self.emit(count_problem, None)
+        if self.tokens is not None:
+            self._token_verdicts()
         if self.row_slice is not None:
             shown = f"[{_bound(self.row_slice.start)}:{_bound(self.row_slice.stop)}]"
             summary.row_slice = shown
@@ -366,11 +379,63 @@ class _RowJudge:
         summary.omitted_by_code = {c: n - self.max_listed for c, n in sorted(self.code_counts.items())
                                    if n > self.max_listed}
         summary.would_fail = bool(summary.rows_skipped or summary.rows_crash or summary.stops_at_start
+                                  or summary.dropped_for_length
                                   or any(f.severity is Severity.ERROR and RULES[f.code].verdict in
                                          (Verdict.CRASH, Verdict.SKIPPED) and f.line is None
                                          for f in self.findings))
         summary.seconds = round(time.perf_counter() - started, 3)
         return DataReport(findings=sort_and_dedupe(self.findings), summary=summary)
+
+    def _token_verdicts(self) -> None:
+        """The tokenizer step's results: rows dropped for length (taken out of rows_used), the skipped or
+        failing length check, the prompt + response arithmetic, and the numbers of the summary."""
+        tokens, summary, settings = self.tokens, self.summary, self.tokens.settings
+        summary.tokenizer = tokens.info
+        summary.length_settings = settings
+        summary.prompt_limit = tokens.limit
+        summary.context_length = tokens.context_length
+        summary.prompt_tokens = tokens.stats()
+        summary.token_histogram = tokens.histogram()
+        summary.rendered_prompts = tokens.previews
+        summary.longest_prompt_line = tokens.longest[1] if tokens.longest else None
+        summary.length_check_skipped = tokens.length_check_skipped
+        context = settings.rollout_max_context_len
+        if settings.rollout_max_prompt_len is not None and context is not None \
+                and settings.rollout_max_prompt_len > context - 1:
+            self.stop_at_start(Problem("length-flags", f"--rollout-max-prompt-len {settings.rollout_max_prompt_len} "
+                                                       f"is over --rollout-max-context-len - 1 ({context - 1}): "
+                                                       "slime's argument check stops the run."), None,
+                               whole_file=True)
+        if tokens.mixed_line is not None:
+            self.stop_at_start(Problem("length-check-fails", "This prompt is a message list while the first "
+                                                             "prompt is a string: slime tokenizes all prompts in "
+                                                             "one call for --rollout-max-prompt-len, and the list "
+                                                             "makes that call fail."), tokens.mixed_line)
+        if summary.length_check_skipped:
+            self.emit(Problem("length-check-skipped", f"--rollout-max-prompt-len {tokens.limit} is not applied: "
+                                                      "the first prompt is a message list (no "
+                                                      "--apply-chat-template), so slime skips the length check "
+                                                      "for the whole dataset."), None)
+        for line, count in tokens.dropped:
+            self.emit(Problem("prompt-too-long", f"This prompt is {count:,} tokens, over --rollout-max-prompt-len "
+                                                 f"{tokens.limit:,}: slime drops the row."), line)
+        dropped = len(tokens.dropped)
+        summary.dropped_for_length = dropped
+        summary.rows_used -= dropped
+        summary.rows_with_warnings -= tokens.dropped_warned
+        if tokens.media_rows and tokens.limit is not None:
+            self.emit(Problem("media-length", f"{tokens.media_rows:,} row(s) carry media: slime measures them with "
+                                              "the model's processor (media tokens included), which this check "
+                                              "does not load, so their length was not judged; their text "
+                                              "tokens are in the numbers."), None)
+        if tokens.over_context:
+            first_line, first_tokens = tokens.over_context[0]
+            summary.rows_over_context = len(tokens.over_context)
+            self.emit(Problem("over-context", f"{len(tokens.over_context):,} prompt(s) plus "
+                                              f"--rollout-max-response-len {settings.rollout_max_response_len:,} "
+                                              f"exceed the model's context length {tokens.context_length:,} "
+                                              f"(first at line {first_line}: {first_tokens:,} prompt tokens); "
+                                              "SGLang refuses such requests unless it may truncate."), first_line)
 
     def _lengths(self) -> PromptLengths:
         if not self.length_rows:

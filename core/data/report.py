@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core.data.rules import CODE_BY_NAME, RULES, DataKeys, Problem
+from core.data.tokens import LengthSettings, RenderedPrompt, TokenBin, TokenizerInfo, TokenStats
 from core.findings import Finding, findings_json, render_text
 
 CARD = "data-formats"
@@ -53,7 +54,7 @@ class DataSummary(BaseModel):
     lines: int = 0
     blank_lines: int = 0
     # Every row is counted once: rows == rows_used + rows_skipped + rows_crash + rows_unchecked
-    # + rows_outside_slice. A row is a non-blank line as slime splits them (a lone carriage return ends a
+    # + rows_outside_slice + dropped_for_length. A row is a non-blank line as slime splits them (a lone carriage return ends a
     # line too), whatever it holds, or a parquet row.
     rows: int = 0
     rows_used: int = 0
@@ -87,6 +88,19 @@ class DataSummary(BaseModel):
     stops_at_line: int | None = None  # the line slime stops at, when it is one line's fault
     would_fail: bool = False
     seconds: float = 0.0
+    # With the model's tokenizer (core/data/tokens.py): what was loaded, prompt tokens over the rows slime
+    # uses, and the rows it drops for --rollout-max-prompt-len (counted here, not in rows_used).
+    tokenizer: TokenizerInfo | None = None
+    prompt_tokens: TokenStats | None = None
+    dropped_for_length: int = 0
+    length_settings: LengthSettings | None = None
+    prompt_limit: int | None = None  # the limit slime filters with (the flag, or context length - 1)
+    length_check_skipped: bool = False
+    context_length: int | None = None  # the model's, for the prompt + response arithmetic
+    longest_prompt_line: int | None = None
+    rows_over_context: int = 0
+    token_histogram: list[TokenBin] = Field(default_factory=list)
+    rendered_prompts: list[RenderedPrompt] = Field(default_factory=list)
 
 
 class DataReport(BaseModel):
@@ -119,7 +133,8 @@ def render_report_text(report: DataReport) -> str:
     counts = (f"use {s.rows_used}, skip {s.rows_skipped} line(s), crash on {s.rows_crash} row(s)"
               + (f", {s.rows_unchecked} not checked (over {s.max_line_bytes // (1024 * 1024)} MiB)"
                  if s.rows_unchecked else "")
-              + (f", {s.rows_outside_slice} outside the row slice" if s.rows_outside_slice else ""))
+              + (f", {s.rows_outside_slice} outside the row slice" if s.rows_outside_slice else "")
+              + (f", drop {s.dropped_for_length} for length" if s.dropped_for_length else ""))
     lines = [f"{s.name}: {s.file_format}, {s.lines} line(s), {s.rows} row(s)"]
     if s.stops_at_start:
         lines.append(f"  {startup_headline(s)}")
@@ -131,6 +146,7 @@ def render_report_text(report: DataReport) -> str:
     if s.prompt_chars.rows:
         pc = s.prompt_chars
         lines.append(f"  prompt characters: min {pc.min}, mean {pc.mean}, max {pc.max}")
+    lines.extend(f"  {line}" for line in token_lines(s))
     if s.keys:
         lines.append("  keys: " + ", ".join(f"{k} ({n})" for k, n in list(s.keys.items())[:12]))
     if s.flags_to_add:
@@ -145,3 +161,29 @@ def render_report_text(report: DataReport) -> str:
                                else "no row slime would skip or crash on" if s.complete
                                else "the check could not finish"))
     return "\n".join(lines)
+
+
+def token_lines(s: DataSummary) -> list[str]:
+    """What the tokenizer step found, in a few lines (none without a tokenizer)."""
+    if s.tokenizer is None:
+        return []
+    t = s.tokenizer
+    lines = [f"tokenizer: {t.path} ({t.kind}, {t.vocab_size:,} tokens, "
+             + ("chat template present)" if t.chat_template else "no chat template)")]
+    if s.prompt_tokens is not None:
+        pt = s.prompt_tokens
+        lines.append(f"prompt tokens: min {pt.min:,}, median {pt.median:,}, p95 {pt.p95:,}, max {pt.max:,}"
+                     + (f" (longest at line {s.longest_prompt_line})" if s.longest_prompt_line else ""))
+    if s.prompt_limit is not None:
+        if s.length_check_skipped:
+            lines.append(f"prompt limit {s.prompt_limit:,}: not applied (slime skips the check for message lists)")
+        else:
+            lines.append(f"prompt limit {s.prompt_limit:,}: slime drops {s.dropped_for_length:,} row(s) for length")
+    settings = s.length_settings
+    response = settings.rollout_max_response_len if settings else None
+    if response is not None and s.prompt_tokens is not None:
+        total = s.prompt_tokens.max + response
+        context = f" of the model's {s.context_length:,}" if s.context_length else " (model context length unknown)"
+        lines.append(f"longest prompt + --rollout-max-response-len {response:,} = {total:,} tokens{context}"
+                     + (f"; {s.rows_over_context:,} row(s) do not fit" if s.rows_over_context else ""))
+    return lines

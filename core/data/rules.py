@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field, field_validator
 
 from core.findings import Severity
-from core.pins import slime_source
+from core.pins import sglang_source, slime_source
 
 DATA_PY = "slime/utils/data.py"
 ARGS_PY = "slime/utils/arguments.py"
@@ -154,6 +154,28 @@ RULES: dict[str, Rule] = {r.code: r for r in (
           "Each tool should be an object (a function schema) for the chat template."),
     _rule("DATA041", "metadata-tools", NOTE, None, slime_source(DATA_PY, 246),
           "slime overwrites metadata['tools'] with the tool key's value; rename one of them if both matter."),
+    _rule("DATA042", "template-error", ERR, Verdict.CRASH, slime_source(DATA_PY, 249),
+          "Fix the row (or the template): slime renders every prompt at start-up and the template's "
+          "exception stops the run."),
+    _rule("DATA043", "prompt-too-long", WARN, Verdict.SKIPPED, slime_source(DATA_PY, 134),
+          "Shorten the prompt or raise --rollout-max-prompt-len: slime drops the row at start-up and logs only "
+          "a count."),
+    _rule("DATA044", "length-check-skipped", NOTE, None, slime_source(DATA_PY, 91),
+          "Add --apply-chat-template if you want slime to filter long prompts: with message-list prompts it "
+          "skips the check."),
+    _rule("DATA045", "length-check-fails", ERR, Verdict.CRASH, slime_source(DATA_PY, 130),
+          "Make every prompt the same kind: slime's length filter tokenizes all prompts in one call and a "
+          "message list among strings makes it fail."),
+    _rule("DATA046", "over-context", WARN, None, sglang_source("sglang/srt/managers/tokenizer_manager.py", 973),
+          "Lower --rollout-max-response-len or --rollout-max-prompt-len so that prompt plus response fit the "
+          "context length, or let SGLang truncate (--sglang-allow-auto-truncate)."),
+    _rule("DATA047", "length-flags", ERR, Verdict.CRASH, slime_source(ARGS_PY, 2033),
+          "Make --rollout-max-prompt-len at most --rollout-max-context-len - 1."),
+    _rule("DATA048", "tokenizer-unusable", WARN, Verdict.UNCHECKED, slime_source("slime/rollout/data_source.py", 62),
+          "Give the directory of the model's Hugging Face checkpoint (tokenizer.json, tokenizer_config.json)."),
+    _rule("DATA049", "media-length", NOTE, None, slime_source(DATA_PY, 97),
+          "Rows with media are measured by slime with the model's processor (media tokens included); check "
+          "their length with the processor."),
 )}
 CODE_BY_NAME = {r.name: r.code for r in RULES.values()}
 

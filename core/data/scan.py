@@ -43,6 +43,7 @@ from core.data.rules import (
     check_magic,
     split_row_slice,
 )
+from core.data.tokens import LengthSettings, LoadedTokenizer, TokenCounter
 
 __all__ = ["MAX_LINE_BYTES", "MAX_LISTED_PER_CODE", "CheckError", "DataReport", "DataSummary", "PromptLengths",
            "check_bytes", "check_path", "check_stream", "render_report_text", "startup_headline"]
@@ -79,7 +80,7 @@ class _Checker(_RowJudge):
         long_line: _LongLine | None = None
         lineno = done = next_report = 0
         keys = self.keys
-        fast = self.fast_path and keys.multimodal_keys is None
+        fast = self.fast_path and keys.multimodal_keys is None and self.tokens is None
         input_key, label_key, tool_key, metadata_key = (keys.input_key, keys.label_key, keys.tool_key,
                                                         keys.metadata_key)
         template, roles = keys.apply_chat_template, KNOWN_ROLES
@@ -415,13 +416,26 @@ def _constant_hook(constants: list[str]) -> Callable[[str], float]:
 
 def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, size: int | None = None,
                  row_slice: slice | None = None, max_line_bytes: int = MAX_LINE_BYTES,
-                 max_listed: int = MAX_LISTED_PER_CODE, progress: ProgressFn | None = None) -> DataReport:
-    """Check an open binary stream (an upload, or a file opened by check_path) named `name`."""
+                 max_listed: int = MAX_LISTED_PER_CODE, progress: ProgressFn | None = None,
+                 tokenizer: LoadedTokenizer | None = None, lengths: LengthSettings | None = None,
+                 tokenizer_problem: str | None = None) -> DataReport:
+    """Check an open binary stream (an upload, or a file opened by check_path) named `name`.
+
+    With `tokenizer` (core.data.tokens.load_tokenizer), prompts are also rendered and counted the way
+    slime's Dataset does, under `lengths`; `tokenizer_problem` is why a requested tokenizer could not be
+    loaded (reported as a finding; the row check still runs).
+    """
     started = time.perf_counter()
     keys = keys or DataKeys()
     checker = _Checker(name, keys, row_slice=row_slice, max_line_bytes=max_line_bytes, max_listed=max_listed,
                        progress=progress)
     checker.summary.bytes_total = size
+    if tokenizer is not None:
+        checker.tokens = TokenCounter(tokenizer, keys, lengths or LengthSettings())
+        checker.tokens.tally = checker.tally
+        checker.summary.launch_flags += (lengths or LengthSettings()).launch_flags()
+    if tokenizer_problem:
+        checker.emit(Problem("tokenizer-unusable", tokenizer_problem), None)
     ext_problem = check_extension(name)
     if ext_problem:
         checker.stop_at_start(ext_problem, None)
@@ -448,7 +462,8 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
 
 def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, name: str | None = None,
                max_line_bytes: int = MAX_LINE_BYTES, max_listed: int = MAX_LISTED_PER_CODE,
-               progress: ProgressFn | None = None) -> DataReport:
+               progress: ProgressFn | None = None, tokenizer: LoadedTokenizer | None = None,
+               lengths: LengthSettings | None = None, tokenizer_problem: str | None = None) -> DataReport:
     """Check a file on this machine. A trailing `@[start:end]` is slime's row slice.
 
     `name` is the path as the user wrote it (slime checks the ending of that string, not of a link's
@@ -473,7 +488,8 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
         raise CheckError(f"{real} cannot be opened: {exc.strerror or exc}.") from None
     with stream:
         return check_stream(stream, name or str(path), keys, size=info.st_size, row_slice=row_slice,
-                            max_line_bytes=max_line_bytes, max_listed=max_listed, progress=progress)
+                            max_line_bytes=max_line_bytes, max_listed=max_listed, progress=progress,
+                            tokenizer=tokenizer, lengths=lengths, tokenizer_problem=tokenizer_problem)
 
 
 def check_bytes(data: bytes, name: str, keys: DataKeys | None = None, **options: Any) -> DataReport:
