@@ -197,18 +197,13 @@ def test_loading_never_touches_the_network(tok_dir, monkeypatch):
     assert load_tokenizer(tok_dir).info.vocab_size > 256
 
 
-def test_importing_the_checker_loads_neither_transformers_nor_torch():
+def test_transformers_loads_only_with_a_tokenizer_and_never_imports_torch(tok_dir):
     code = ("import sys, core.data.scan, core.cli.check_data, core.data.charts; "
-            "print('transformers' in sys.modules, 'torch' in sys.modules)")
+            "before = 'transformers' in sys.modules; "
+            f"from core.data.tokens import load_tokenizer; load_tokenizer({str(tok_dir)!r}); "
+            "print(before, 'transformers' in sys.modules, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False"]
-
-
-def test_loading_a_tokenizer_does_not_import_torch(tok_dir):
-    code = (f"import sys; from core.data.tokens import load_tokenizer; load_tokenizer({str(tok_dir)!r}); "
-            "print('torch' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False"]
+    assert out.split() == ["False", "True", "False"]
 
 
 @pytest.mark.parametrize("value", ['{"tools": 1}', "[1]", "{bad", '{"a":' * 5000])

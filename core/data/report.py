@@ -187,3 +187,23 @@ def token_lines(s: DataSummary) -> list[str]:
         lines.append(f"longest prompt + --rollout-max-response-len {response:,} = {total:,} tokens{context}"
                      + (f"; {s.rows_over_context:,} row(s) do not fit" if s.rows_over_context else ""))
     return lines
+
+
+def plural(count: int, word: str) -> str:
+    """'1 row', '2 rows' (with thousands separators)."""
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
+def failure_sentence(s: DataSummary) -> str:
+    """What slime would do wrong with the rows, only the parts that happen: 'skip 1 line, crash on 2 rows and
+    drop 3 rows for length' (meaningful when summary.would_fail)."""
+    parts = []
+    if s.rows_skipped:
+        parts.append(f"skip {plural(s.rows_skipped, 'line')}")
+    if s.rows_crash:
+        parts.append(f"crash on {plural(s.rows_crash, 'row')}")
+    if s.dropped_for_length:
+        parts.append(f"drop {plural(s.dropped_for_length, 'row')} for length")
+    if not parts:
+        return "stop on a problem of the whole file"
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -359,20 +359,22 @@ def check_prompt(row: dict, keys: DataKeys) -> tuple[str, int, list[Problem]]:
         return "missing", 0, [Problem("prompt-missing", f"The prompt key '{keys.input_key}' {what} in this row; "
                                                         "slime would pass None to the tokenizer.")]
     if isinstance(prompt, str):
-        problems = [] if prompt.strip() else [Problem("empty-text", f"The prompt '{keys.input_key}' is "
-                                                                   "empty or only whitespace.")]
+        problems = [] if prompt.strip() else [Problem("empty-text", f"This row's prompt (key '{keys.input_key}') "
+                                                                   "is empty or only whitespace.")]
         return "text", len(prompt), problems
     if isinstance(prompt, list):
         problems = []
         if not prompt:
-            problems.append(Problem("empty-text", f"The prompt '{keys.input_key}' is an empty message list."))
+            problems.append(Problem("empty-text", f"This row's prompt (key '{keys.input_key}') is an empty "
+                                                  "message list."))
         chars = 0
         for index, message in enumerate(prompt):
             chars += _content_chars(message)
             problems.extend(check_message(message, index, keys))
         return "chat", chars, problems
-    return "other", 0, [Problem("prompt-type", f"The prompt '{keys.input_key}' is a {_json_type(prompt)}; "
-                                               "slime expects a string or a list of messages.")]
+    return "other", 0, [Problem("prompt-type", f"This row's prompt (key '{keys.input_key}') is a "
+                                               f"{_json_type(prompt)}; slime expects a string or a list of "
+                                               "messages.")]
 
 
 def check_message(message: Any, index: int, keys: DataKeys) -> list[Problem]:
@@ -422,7 +424,8 @@ def check_label(row: dict, keys: DataKeys) -> Problem | None:
     if label is MISSING:
         return Problem("label-missing", f"The label key '{keys.label_key}' is missing in this row.")
     if label is None or (isinstance(label, str) and not label.strip()):
-        return Problem("label-empty", f"The label '{keys.label_key}' is {'null' if label is None else 'empty'}.")
+        return Problem("label-empty", f"This row's label (key '{keys.label_key}') is "
+                                      f"{'null' if label is None else 'empty'}.")
     return None
 
 

@@ -34,6 +34,7 @@ PREVIEW_ROWS = 3
 PREVIEW_CHARS = 4000
 HISTOGRAM_BINS = 40
 MAX_KWARGS_CHARS = 10_000
+MAX_UPLOAD_BYTES = 64 * 2**20
 UPLOAD_NAMES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "tiktoken.model")
 # SGLang's order of preference for the model's context length in config.json (common.py:371-396).
@@ -465,3 +466,21 @@ def _nearest_rank(values: list[tuple[int, int]], total: int, percent: int) -> in
         if seen >= rank:
             return value
     return values[-1][0]
+
+
+def tokenizer_from_files(files: dict[str, bytes], *, shown_name: str = "uploaded tokenizer files") -> LoadedTokenizer:
+    """Load a tokenizer from uploaded files (only the names in UPLOAD_NAMES), through a private temporary
+    directory that is removed once the tokenizer is in memory."""
+    import tempfile
+
+    unknown = sorted(set(files) - set(UPLOAD_NAMES))
+    if unknown:
+        raise TokenizerUnusable(f"Only {', '.join(UPLOAD_NAMES)} are read; remove {', '.join(unknown[:5])}.")
+    if "tokenizer.json" not in files:
+        raise TokenizerUnusable("Upload tokenizer.json (with tokenizer_config.json for the chat template).")
+    if any(len(data) > MAX_UPLOAD_BYTES for data in files.values()):
+        raise TokenizerUnusable(f"A tokenizer file is over {MAX_UPLOAD_BYTES // 2**20} MB.")
+    with tempfile.TemporaryDirectory(prefix="slime-assistant-tokenizer-") as directory:
+        for name, data in files.items():
+            (Path(directory) / name).write_bytes(data)
+        return load_tokenizer(directory, shown_name=shown_name)
