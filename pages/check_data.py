@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from core.data.charts import counts_frame, keys_frame, prompt_length_figure, token_length_figure
 from core.data.report import failure_sentence
-from core.data.rules import DataKeys, split_row_slice
+from core.data.rules import DataKeys, RowSliceError, settings_errors, split_row_slice
 from core.data.scan import CheckError, DataReport, check_path, check_stream, startup_headline
 from core.data.tokens import (
     UPLOAD_NAMES,
@@ -78,9 +78,8 @@ def keys_form(defaults: DataKeys) -> DataKeys | None:
                         tool_key=tool_key.strip() or None, metadata_key=metadata_key.strip(),
                         apply_chat_template=template, multimodal_keys=multimodal.strip() or None)
     except ValidationError as exc:
-        for error in exc.errors():
-            field = ".".join(str(p) for p in error.get("loc", ()))
-            st.error(plain(f"{field}: {error.get('msg', 'invalid value')}"))
+        for message in settings_errors(exc):
+            st.error(plain(message))
         return None
 
 
@@ -129,8 +128,8 @@ def tokenizer_form() -> tuple[str, object, LengthSettings | None]:
         lengths = LengthSettings(rollout_max_prompt_len=prompt_len or None, rollout_max_response_len=response_len or None,
                                  context_length=context_len or None, apply_chat_template_kwargs=kwargs.strip() or None)
     except ValidationError as exc:
-        for error in exc.errors():
-            st.error(plain(str(error.get("msg", "invalid value")).removeprefix("Value error, ")))
+        for message in settings_errors(exc):
+            st.error(plain(message))
         return source, given, None
     return source, given, lengths
 
@@ -167,7 +166,11 @@ def run_check(keys: DataKeys, source: str, upload, path_text: str, tokenizer: Lo
             return check_stream(upload, upload.name, keys, size=upload.size, progress=progress, tokenizer=tokenizer,
                                 lengths=lengths, tokenizer_problem=tokenizer_problem)
         typed = path_text.strip()
-        real, row_slice = split_row_slice(typed)
+        try:
+            real, _ = split_row_slice(typed)
+        except RowSliceError as exc:
+            st.error(plain(str(exc)))
+            return None
         try:
             allowed = resolve_allowed(real)
         except PathRefused as exc:

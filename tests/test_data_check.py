@@ -840,3 +840,42 @@ def test_text_report_ends_with_the_verdict():
     text = render_report_text(check_path(FIXTURES / "text_ok.jsonl", PROMPT_LABEL))
     assert "slime would use 10, skip 0 line(s), crash on 0 row(s)" in text
     assert text.endswith("RESULT: no row slime would skip or crash on")
+
+
+# ---------------------------------------------------------------- hostile input (issue 15) ------------------
+
+@pytest.mark.parametrize("bounds", ["9" * 5000 + ":", ":-" + "9" * 4301, "-:", "99999999999999999999:"])
+def test_row_slices_slime_cannot_read_are_a_clear_message(tmp_path, bounds):
+    data = tmp_path / "x.jsonl"
+    data.write_text('{"input": "a"}\n')
+    with pytest.raises(CheckError, match="slime stops at start-up with ValueError"):
+        check_path(f"{data}@[{bounds}]", DataKeys())
+    assert check_extension(f"x.jsonl@[{bounds}]") is None
+
+
+def test_a_huge_negative_row_slice_is_read_like_slime(tmp_path):
+    data = tmp_path / "x.jsonl"
+    data.write_text('{"input": "a"}\n{"input": "b"}\n')
+    report = check_path(f"{data}@[-{'9' * 4000}:]", DataKeys())
+    assert report.summary.rows_used == 2
+
+
+@pytest.mark.parametrize("value", ["[" * 100_000, "[" * 5000, '{"a":' * 1500 + "1" + "}" * 1500])
+def test_deeply_nested_multimodal_keys_are_refused_in_words(value):
+    with pytest.raises(ValidationError) as exc:
+        DataKeys(multimodal_keys=value)
+    from core.data.rules import settings_errors
+
+    message = settings_errors(exc.value)[0]
+    assert message.startswith("--multimodal-keys") and "Value error" not in message
+
+
+@pytest.mark.parametrize(("data", "keys"), [
+    (b'{"input":"x","\\ud800k":1}\n', DataKeys()),
+    (b'{"input":"x"}\n', DataKeys(multimodal_keys='{"image":"\\ud800"}')),
+    (b'{"input":"x\\udfff"}\n', DataKeys(input_key="\udcff")),
+], ids=["key", "multimodal-keys", "input-key"])
+def test_lone_surrogates_never_reach_the_output(data, keys):
+    report = check_bytes(data, "d\udcff.jsonl", keys)
+    render_report_text(report).encode("utf-8")
+    json.dumps(report.to_json(), ensure_ascii=False).encode("utf-8")

@@ -235,3 +235,23 @@ def test_a_tokenizer_that_needs_remote_code_is_refused_and_rows_still_checked(ap
     upload_and_check(at, "d.jsonl", (FIXTURES / "text_ok.jsonl").read_bytes())
     assert any("never runs code" in w.value for w in at.warning)
     assert [m.value for m in at.metric][:2] == ["10", "0"]
+
+
+def test_hostile_multimodal_keys_and_surrogate_keys_do_not_break_the_page(app_env, make_app):
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_multimodal").input("[" * 5000).run()
+    assert not at.exception and any("--multimodal-keys" in unescaped(e.value) for e in at.error)
+    at.text_input(key="cd_multimodal").input('{"image": "\\ud800"}').run()
+    upload_and_check(at, "d.jsonl", b'{"input":"x","\\ud800k":1}\n')
+    assert not at.exception
+
+
+def test_a_row_slice_with_5000_digits_is_a_message_on_the_page(app_env, make_app, tmp_path, monkeypatch):
+    data = tmp_path / "x.jsonl"
+    data.write_text('{"input": "a"}\n')
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
+    at = open_page(app_env, make_app)
+    at.radio(key="cd_source").set_value("A file on this machine").run()
+    at.text_input(key="cd_path").input(f"{data}@[{'9' * 5000}:]").run()
+    at.button(key="cd_run").click().run()
+    assert not at.exception and any("4,300 digits" in unescaped(e.value) for e in at.error)

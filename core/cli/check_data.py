@@ -4,12 +4,11 @@ start-up or skip or crash on any row, 2 when the file cannot be checked)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from pydantic import ValidationError
 
-from core.data.rules import DataKeys
+from core.data.rules import DataKeys, settings_errors
 from core.data.scan import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
 from core.data.tokens import LengthSettings, TokenizerUnusable, load_tokenizer
 from core.findings import dumps
@@ -114,6 +113,4 @@ def _stderr_progress(fraction: float, text: str) -> None:
 
 
 def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(p) for p in error.get("loc", ()))
-    return f"{where}: {error.get('msg', 'invalid value')}" if where else json.dumps(error.get("msg"))
+    return settings_errors(exc)[0]

@@ -21,6 +21,7 @@ from core.data.report import (
     PromptLengths,
     SampleRow,
     finding_for,
+    scrub_report,
 )
 from core.data.rules import (
     CODE_BY_NAME,
@@ -384,7 +385,7 @@ class _RowJudge:
                                          (Verdict.CRASH, Verdict.SKIPPED) and f.line is None
                                          for f in self.findings))
         summary.seconds = round(time.perf_counter() - started, 3)
-        return DataReport(findings=sort_and_dedupe(self.findings), summary=summary)
+        return scrub_report(DataReport(findings=sort_and_dedupe(self.findings), summary=summary))
 
     def _token_verdicts(self) -> None:
         """The tokenizer step's results: rows dropped for length (taken out of rows_used), the skipped or
@@ -419,9 +420,20 @@ class _RowJudge:
         for line, count in tokens.dropped:
             self.emit(Problem("prompt-too-long", f"This prompt is {count:,} tokens, over --rollout-max-prompt-len "
                                                  f"{tokens.limit:,}: slime drops the row."), line)
+        for line in tokens.unencodable:
+            problem = Problem("length-check-fails", "The tokenizer cannot encode this prompt (it holds text that "
+                                                    "is not valid Unicode, such as a lone surrogate): "
+                                                    + ("slime's length filter fails at start-up."
+                                                       if tokens.limit is not None and not tokens.first_is_list
+                                                       else "the rollout that meets it fails."))
+            if tokens.limit is not None and not tokens.first_is_list:
+                self.stop_at_start(problem, line)
+            else:
+                self.emit(problem, line)
         dropped = len(tokens.dropped)
         summary.dropped_for_length = dropped
-        summary.rows_used -= dropped
+        summary.rows_used -= dropped + len(tokens.unencodable)
+        summary.rows_crash += len(tokens.unencodable)
         summary.rows_with_warnings -= tokens.dropped_warned
         if tokens.media_rows and tokens.limit is not None:
             self.emit(Problem("media-length", f"{tokens.media_rows:,} row(s) carry media: slime measures them with "

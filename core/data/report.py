@@ -207,3 +207,30 @@ def failure_sentence(s: DataSummary) -> str:
     if not parts:
         return "stop on a problem of the whole file"
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def printable(text: str) -> str:
+    """The text, with anything that is not valid Unicode (lone surrogates, from a JSON escape such as \\ud800 or
+    from undecodable bytes in a file name) shown as its escape, so that every output can be encoded."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _scrubbed(value: Any) -> Any:
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {(_scrubbed(k) if isinstance(k, str) else k): _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
+def scrub_report(report: DataReport) -> DataReport:
+    """The report with every string made printable (see printable); unchanged when nothing needs it."""
+    data = report.model_dump()
+    clean = _scrubbed(data)
+    return report if clean == data else DataReport.model_validate(clean)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import sys
 from collections.abc import Mapping
 from enum import Enum
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from core.findings import Severity
 from core.pins import sglang_source, slime_source
@@ -28,6 +29,7 @@ KNOWN_ROLES = frozenset({"system", "user", "assistant", "tool"})
 MULTIMODAL_TYPES = {"image": "<image>", "video": "<video>", "audio": "<audio>"}  # slime/utils/types.py:468-471
 FEW_ROWS = 8
 MAX_KEY_CHARS = 200
+MAX_MULTIMODAL_CHARS = 10_000
 
 # Key names people commonly use, to suggest the flag when the configured key is absent from every row.
 PROMPT_KEY_GUESSES = ("prompt", "input", "question", "problem", "messages", "query", "instruction", "text",
@@ -164,8 +166,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
           "Add --apply-chat-template if you want slime to filter long prompts: with message-list prompts it "
           "skips the check."),
     _rule("DATA045", "length-check-fails", ERR, Verdict.CRASH, slime_source(DATA_PY, 130),
-          "Make every prompt the same kind: slime's length filter tokenizes all prompts in one call and a "
-          "message list among strings makes it fail."),
+          "Make every prompt text the tokenizer accepts: slime's length filter tokenizes all prompts in one call, "
+          "so one message list among strings, or one lone surrogate, makes it fail."),
     _rule("DATA046", "over-context", WARN, None, sglang_source("sglang/srt/managers/tokenizer_manager.py", 973),
           "Lower --rollout-max-response-len or --rollout-max-prompt-len so that prompt plus response fit the "
           "context length, or let SGLang truncate (--sglang-allow-auto-truncate)."),
@@ -226,11 +228,17 @@ class DataKeys(BaseModel):
         if v is None or v == "" or v == {}:
             return None
         if isinstance(v, str):
+            if len(v) > MAX_MULTIMODAL_CHARS:
+                raise ValueError(f"--multimodal-keys is over {MAX_MULTIMODAL_CHARS:,} characters; it maps a few "
+                                 'media types to row keys, e.g. {"image": "images"}')
             try:
                 v = json.loads(v)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"--multimodal-keys must be a JSON object such as "
                                  f'{{"image": "images"}}: {exc}') from None
+            except (RecursionError, ValueError):
+                raise ValueError('--multimodal-keys is nested too deeply to read; it must be a flat JSON object '
+                                 'such as {"image": "images"}') from None
         if not isinstance(v, dict) or not all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()):
             raise ValueError('--multimodal-keys must map media types to row keys, e.g. {"image": "images"}')
         return v
@@ -256,6 +264,20 @@ class DataKeys(BaseModel):
         if self.multimodal_keys:
             flags.append(f"--multimodal-keys {shlex.quote(json.dumps(self.multimodal_keys))}")
         return flags
+
+
+def settings_errors(exc: ValidationError) -> list[str]:
+    """A settings validation error in words, one sentence per field, each naming the flag (no library text)."""
+    out = []
+    for error in exc.errors():
+        message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+        field = str(error.get("loc", ("",))[-1] if error.get("loc") else "")
+        flag = "--" + field.replace("_", "-") if field else ""
+        if error.get("type") in ("int_parsing", "greater_than_equal", "int_type"):
+            message = "must be a whole number" + (f" of at least {error['ctx']['ge']}" if error.get("ctx", {}).get(
+                "ge") is not None else "")
+        out.append(message if not flag or message.startswith(flag) else f"{flag}: {message}")
+    return out
 
 
 _LAUNCH_NAMES = {
@@ -294,7 +316,7 @@ def check_extension(name: str) -> Problem | None:
     Source: slime/utils/data.py:31-60 (str.endswith, then ValueError 'Unsupported file format').
     A row slice suffix `@[start:end]` is removed first (data.py:77-84).
     """
-    base, _ = split_row_slice(name)
+    base = strip_row_slice(name)
     if base.endswith(ACCEPTED_SUFFIXES):
         return None
     suffix = PurePosixPath(base).suffix
@@ -322,13 +344,49 @@ def check_magic(head: bytes) -> Problem | None:
     return None
 
 
+class RowSliceError(ValueError):
+    """A row slice slime cannot use: it stops at start-up (the message says why)."""
+
+
+_ROW_SLICE = re.compile(r"^(?P<path>.*)@\[(?P<start>-?\d*):(?P<end>-?\d*)\]$")  # slime's, data.py:78
+MAX_INT_DIGITS = 4300  # Python's default int-conversion limit (sys.get_int_max_str_digits), slime's too
+
+
+def strip_row_slice(path: str) -> str:
+    """The path without slime's `@[start:end]` suffix (the bounds are not read)."""
+    m = _ROW_SLICE.match(path)
+    return m.group("path") if m else path
+
+
 def split_row_slice(path: str) -> tuple[str, slice | None]:
-    """slime's `path@[start:end]` row slice: the real path and the slice (data.py:77-84)."""
-    m = re.match(r"^(?P<path>.*)@\[(?P<start>-?\d*):(?P<end>-?\d*)\]$", path)
+    """slime's `path@[start:end]` row slice: the real path and the slice (data.py:77-84).
+
+    Raises RowSliceError for bounds slime cannot use: over 4,300 digits, int() raises ValueError
+    (data.py:80-81); a non-negative bound over sys.maxsize makes itertools.islice raise ValueError
+    (data.py:72).
+    """
+    m = _ROW_SLICE.match(path)
     if not m:
         return path, None
-    start = int(m.group("start")) if m.group("start") else None
-    end = int(m.group("end")) if m.group("end") else None
+    bounds = []
+    for group in ("start", "end"):
+        text = m.group(group)
+        if not text or text == "-":
+            if text == "-":
+                raise RowSliceError("The row slice bound '-' is not a number: slime stops at start-up with "
+                                    "ValueError.")
+            bounds.append(None)
+            continue
+        digits = len(text.lstrip("-"))
+        if digits > MAX_INT_DIGITS:
+            raise RowSliceError(f"A row slice bound has {digits:,} digits: Python refuses to read integers over "
+                                f"{MAX_INT_DIGITS:,} digits, so slime stops at start-up with ValueError.")
+        bounds.append(int(text))
+    start, end = bounds
+    streamed = (start or 0) >= 0 and (end or 0) >= 0  # slime's islice route (data.py:65-72)
+    if streamed and any(b is not None and b > sys.maxsize for b in bounds):
+        raise RowSliceError("A row slice bound is larger than slime's row reader accepts (itertools.islice "
+                            f"allows at most {sys.maxsize:,}), so slime stops at start-up with ValueError.")
     return m.group("path"), slice(start, end)
 
 

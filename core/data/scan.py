@@ -38,10 +38,12 @@ from core.data.rules import (
     MISSING,
     DataKeys,
     Problem,
+    RowSliceError,
     Verdict,
     check_extension,
     check_magic,
     split_row_slice,
+    strip_row_slice,
 )
 from core.data.tokens import LengthSettings, LoadedTokenizer, TokenCounter
 
@@ -443,7 +445,7 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
     if size == 0 or (size is None and not head):
         checker.stop_at_start(Problem("empty-file", "The file is empty (0 bytes)."), None)
         return checker.finish(started)
-    is_parquet_name = split_row_slice(name)[0].endswith(".parquet")
+    is_parquet_name = strip_row_slice(name).endswith(".parquet")
     if is_parquet_name or head.startswith(b"PAR1"):
         if not is_parquet_name and not ext_problem:
             checker.stop_at_start(Problem("binary", "This is a parquet file under another name: slime would read "
@@ -470,7 +472,10 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
     target); it defaults to `path`. The caller decides whether the path may be read (the page passes it
     through core.paths first). Raises CheckError when the path is not a readable regular file.
     """
-    real, row_slice = split_row_slice(str(path))
+    try:
+        real, row_slice = split_row_slice(str(path))
+    except RowSliceError as exc:
+        raise CheckError(str(exc)) from None
     target = Path(real)
     try:
         info = target.stat()

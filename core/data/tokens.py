@@ -29,10 +29,11 @@ from pydantic import BaseModel, Field, field_validator
 from core.data.rules import MULTIMODAL_TYPES, DataKeys, Problem
 from core.pins import sglang_source, slime_source
 
-BATCH_ROWS = 512
+BATCH_ROWS = 2048
 PREVIEW_ROWS = 3
 PREVIEW_CHARS = 4000
 HISTOGRAM_BINS = 40
+UNENCODABLE = -1  # the token count of a prompt the tokenizer refuses
 MAX_KWARGS_CHARS = 10_000
 MAX_UPLOAD_BYTES = 64 * 2**20
 UPLOAD_NAMES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json")
@@ -329,6 +330,7 @@ class TokenCounter:
         self.media_rows = 0
         self.previews: list[RenderedPrompt] = []
         self.over_context: list[tuple[int, int]] = []
+        self.unencodable: list[int] = []  # lines whose rendered prompt the tokenizer refuses
         self.longest: tuple[int, int] | None = None  # (tokens, line)
         self._specials = [t for t in loaded.info.special_tokens if t]
         self.tally: Any = None  # the judge's row tally: which rows the row slice selects
@@ -371,12 +373,22 @@ class TokenCounter:
         if not self.pending:
             return
         texts = [p.rendered.text for p in self.pending if p.rendered.text is not None]
-        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
-        lengths = iter(len(i) for i in ids)
+        try:
+            counts = [len(i) for i in self.tokenizer(texts, add_special_tokens=False)["input_ids"]] if texts else []
+        except Exception:  # one text the tokenizer cannot take fails the whole call: find which, one by one
+            counts = [self._count_one(text) for text in texts]
+        lengths = iter(counts)
         for p in self.pending:
             tokens = next(lengths) if p.rendered.text is not None else None
             self.decided.append(_Decided(p.index, p.line, p.rendered, p.used, p.warned, tokens))
         self.pending.clear()
+
+    def _count_one(self, text: str) -> int:
+        """Tokens of one text, or UNENCODABLE when the tokenizer refuses it (a lone surrogate, for one)."""
+        try:
+            return len(self.tokenizer([text], add_special_tokens=False)["input_ids"][0])
+        except Exception:
+            return UNENCODABLE
 
     def settle(self, selected_early, window_start: int) -> None:
         """Decide every row whose place in the row slice is known (index below window_start)."""
@@ -404,6 +416,10 @@ class TokenCounter:
         elif rendered.is_list and not self.first_is_list and self.mixed_line is None:
             self.mixed_line = row.line
         if not row.used or row.tokens is None:
+            return
+        if row.tokens == UNENCODABLE:
+            self.unencodable.append(row.line)
+            self.dropped_warned += row.warned
             return
         tokens = row.tokens
         self.length_counts[tokens] = self.length_counts.get(tokens, 0) + 1
