@@ -687,8 +687,10 @@ def test_a_file_slime_would_stop_on_at_start_up_says_so_in_the_headline(name, co
     text = render_report_text(report)
     where = f" at line {line}" if line else ""
     headline = text.splitlines()[1]  # the line under the file name
-    assert headline.startswith(f"  slime would stop at start-up{where}: {finding.message}")
-    assert text.endswith("RESULT: slime would stop at start-up (exit 1)")
+    phrase = "slime would have no row to train on" if code in ("DATA023", "DATA039") else \
+        "slime would stop at start-up"
+    assert headline.startswith(f"  {phrase}{where}: {finding.message}")
+    assert text.endswith(f"RESULT: {phrase} (exit 1)")
     assert "\n  slime would use" not in text
 
 
@@ -879,3 +881,24 @@ def test_lone_surrogates_never_reach_the_output(data, keys):
     report = check_bytes(data, "d\udcff.jsonl", keys)
     render_report_text(report).encode("utf-8")
     json.dumps(report.to_json(), ensure_ascii=False).encode("utf-8")
+
+
+def test_a_one_element_per_line_json_array_keeps_its_last_element_and_says_so():
+    report = check_bytes(b'[\n{"prompt":"a","label":"1"},\n{"prompt":"b","label":"2"}\n]\n', "d.jsonl", PROMPT_LABEL)
+    s = report.summary
+    assert (s.rows_used, s.rows_skipped) == (1, 3)
+    message = next(f.message for f in report.findings if f.code == "DATA022")
+    assert "(the last one) is kept" in message and "every line" not in message.split(":")[0]
+
+
+def test_an_empty_dataset_says_when_slime_stops_and_when_it_waits():
+    report = check_bytes(b"", "d.jsonl", PROMPT_LABEL)
+    message = report.summary.stops_at_start
+    assert "--num-epoch" in message and "prompt-length limit" in message and "never finishes" in message
+
+
+def test_a_message_without_content_under_multimodal_keys_is_a_start_up_keyerror():
+    keys = DataKeys(input_key="prompt", apply_chat_template=True, multimodal_keys='{"image": "images"}')
+    report = check_bytes(b'{"prompt":[{"role":"user"}],"images":[]}\n', "d.jsonl", keys)
+    finding = next(f for f in report.findings if f.code == "DATA032")
+    assert "KeyError" in finding.message and report.summary.rows_crash == 1

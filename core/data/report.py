@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.data.rules import CODE_BY_NAME, RULES, DataKeys, Problem
+from core.data.rules import CODE_BY_NAME, EMPTY_DATASET, RULES, DataKeys, Problem
 from core.data.tokens import LengthSettings, RenderedPrompt, TokenBin, TokenizerInfo, TokenStats
 from core.findings import Finding, findings_json, render_text
 
@@ -124,7 +124,14 @@ def startup_headline(summary: DataSummary, *, with_name: bool = False) -> str:
     where = (f" on {summary.name}" if with_name else "") + (
         f" at line {summary.stops_at_line}" if summary.stops_at_line else "")
     why = (summary.stops_at_start or "").rstrip()
-    return f"slime would stop at start-up{where}: {why}" + ("" if why.endswith((".", "?", "!")) else ".")
+    return f"{stop_phrase(summary)}{where}: {why}" + ("" if why.endswith((".", "?", "!")) else ".")
+
+
+def stop_phrase(summary: DataSummary) -> str:
+    """How the run fails: at start-up, or, for an empty dataset, in a way that depends on the launch flags."""
+    if EMPTY_DATASET in (summary.stops_at_start or ""):
+        return "slime would have no row to train on"
+    return "slime would stop at start-up"
 
 
 def render_report_text(report: DataReport) -> str:
@@ -156,7 +163,7 @@ def render_report_text(report: DataReport) -> str:
     for code, n in s.omitted_by_code.items():
         lines.append(f"... and {n} more {code} finding(s) not listed (cap {s.max_listed_per_code} per code)")
     lines.append("")
-    lines.append("RESULT: " + ("slime would stop at start-up (exit 1)" if s.stops_at_start
+    lines.append("RESULT: " + (f"{stop_phrase(s)} (exit 1)" if s.stops_at_start
                                else "slime would skip or crash on some rows (exit 1)" if s.would_fail
                                else "no row slime would skip or crash on" if s.complete
                                else "the check could not finish"))

@@ -110,14 +110,15 @@ RULES: dict[str, Rule] = {r.code: r for r in (
           "tools do not."),
     _rule("DATA019", "truncated-last-line", ERR, Verdict.SKIPPED, slime_source(DATA_PY, 39),
           "The file ends in the middle of a row (was the copy cut short?). Copy it again, or drop the line."),
-    _rule("DATA020", "few-rows", NOTE, None, slime_source("slime/rollout/data_source.py", 89),
+    _rule("DATA020", "few-rows", NOTE, None, slime_source("slime/rollout/data_source.py", 96),
           "If this is the whole dataset, slime will cycle these rows epoch after epoch."),
     _rule("DATA021", "extension", ERR, Verdict.CRASH, slime_source(DATA_PY, 59),
           "Name the file .jsonl (one JSON object per line) or .parquet; slime refuses any other ending."),
-    _rule("DATA022", "json-array", ERR, Verdict.SKIPPED, slime_source(DATA_PY, 31),
+    _rule("DATA022", "json-array", ERR, Verdict.SKIPPED, slime_source(DATA_PY, 39),
           "Convert the array to JSON Lines: one object per line, no surrounding [ ] or commas."),
-    _rule("DATA023", "empty-file", ERR, Verdict.CRASH, slime_source(DATA_PY, 232),
-          "The file has no rows: slime builds an empty dataset and fails."),
+    _rule("DATA023", "empty-file", ERR, Verdict.CRASH, slime_source("slime/ray/placement_group.py", 244),
+          "Give the file rows: with an empty dataset slime stops at start-up under --num-epoch or a "
+          "prompt-length limit, and under --num-rollout without a limit its first rollout never finishes."),
     _rule("DATA024", "binary", ERR, Verdict.CRASH, slime_source(DATA_PY, 34),
           "This is not a text JSONL file (archive, compressed or binary). Unpack or convert it first."),
     _rule("DATA025", "line-too-long", WARN, Verdict.UNCHECKED, slime_source(DATA_PY, 35),
@@ -150,8 +151,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
           "pyarrow cannot read this file as parquet; rewrite it, or use JSONL."),
     _rule("DATA038", "row-slice", NOTE, None, slime_source(DATA_PY, 62),
           "Only the sliced rows count for this run; problems elsewhere still matter for other runs."),
-    _rule("DATA039", "no-rows", ERR, Verdict.CRASH, slime_source(DATA_PY, 232),
-          "No row would reach training: fix the problems above."),
+    _rule("DATA039", "no-rows", ERR, Verdict.CRASH, slime_source("slime/ray/placement_group.py", 244),
+          "Fix the problems above so that rows reach slime's dataset."),
     _rule("DATA040", "tools-items", WARN, None, slime_source(DATA_PY, 249),
           "Each tool should be an object (a function schema) for the chat template."),
     _rule("DATA041", "metadata-tools", NOTE, None, slime_source(DATA_PY, 246),
@@ -448,8 +449,11 @@ def check_message(message: Any, index: int, keys: DataKeys) -> list[Problem]:
     problems = []
     missing = [k for k in ("role", "content") if k not in message]
     if missing:
-        rule = "multimodal" if keys.multimodal_keys is not None and "content" in missing else "message-shape"
-        problems.append(Problem(rule, f"{where} has no {' or '.join(repr(k) for k in missing)}."))
+        if keys.multimodal_keys is not None and "content" in missing:
+            problems.append(Problem("multimodal", f"{where} has no 'content': with --multimodal-keys slime reads "
+                                                  "message['content'] and stops at start-up with KeyError."))
+        else:
+            problems.append(Problem("message-shape", f"{where} has no {' or '.join(repr(k) for k in missing)}."))
     role = message.get("role")
     if "role" in message and role not in KNOWN_ROLES:
         problems.append(Problem("unknown-role", f"{where} has role {_short(role)}; expected one of "
@@ -624,11 +628,18 @@ def check_key_names(key_counts: Mapping[str, int], rows: int, keys: DataKeys) ->
     return out
 
 
+EMPTY_DATASET = ("With an empty dataset slime stops at start-up under --num-epoch (no rollout to run: "
+                 "slime/ray/placement_group.py:244) or a prompt-length limit (its filter reads the first prompt: "
+                 "slime/utils/data.py:91); under --num-rollout without a limit the first rollout never finishes, "
+                 "asking the empty data source for prompts again and again (slime/rollout/sglang_rollout.py:408-411,"
+                 " slime/rollout/data_source.py:96-103).")
+
+
 def check_row_count(used: int, crashed: int) -> Problem | None:
     """A dataset needs usable rows; a handful is fine for a sample but slime cycles a tiny dataset
-    (slime/rollout/data_source.py:86-99 wraps to a new epoch when it runs out)."""
+    (slime/rollout/data_source.py:96-103 wraps to a new epoch when it runs out)."""
     if used + crashed == 0:
-        return Problem("no-rows", "No row would reach slime's dataset.")
+        return Problem("no-rows", "No row would reach slime's dataset. " + EMPTY_DATASET)
     if used + crashed < FEW_ROWS:
         return Problem("few-rows", f"Only {used + crashed} row(s). Fine for a sample; as a training set, slime "
                                    "would repeat them every rollout.")

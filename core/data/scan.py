@@ -34,6 +34,7 @@ from core.data.report import (
     startup_headline,
 )
 from core.data.rules import (
+    EMPTY_DATASET,
     KNOWN_ROLES,
     MISSING,
     DataKeys,
@@ -340,7 +341,10 @@ class _Checker(_RowJudge):
                                                      f"({exc.msg} at {where})."), lineno)
         elif lineno == self.summary.blank_lines + 1 and stripped.startswith("["):
             self.emit(Problem("json-array", "The file starts a JSON array ('['): this is a .json document, "
-                                            "not JSON Lines; slime would drop every line."), lineno)
+                                            "not JSON Lines. slime drops every line that is not one whole JSON "
+                                            "value: the brackets and each element followed by a comma; an "
+                                            "element on a line of its own without a comma (the last one) is "
+                                            "kept."), lineno)
         else:
             self.emit(Problem("invalid-json", f"Not valid JSON: {exc.msg} at {where}.", exc.colno), lineno)
 
@@ -443,7 +447,7 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
         checker.stop_at_start(ext_problem, None)
     head = _peek(stream)
     if size == 0 or (size is None and not head):
-        checker.stop_at_start(Problem("empty-file", "The file is empty (0 bytes)."), None)
+        checker.stop_at_start(Problem("empty-file", "The file is empty (0 bytes). " + EMPTY_DATASET), None)
         return checker.finish(started)
     is_parquet_name = strip_row_slice(name).endswith(".parquet")
     if is_parquet_name or head.startswith(b"PAR1"):
