@@ -14,11 +14,12 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
+from tokenizer_builder import build_tokenizer  # noqa: E402
+
 from core.cli import main  # noqa: E402
 from core.data.rules import DataKeys  # noqa: E402
 from core.data.scan import check_bytes, render_report_text  # noqa: E402
 from core.data.tokens import LengthSettings, TokenizerUnusable, load_tokenizer  # noqa: E402
-from tests.tokenizer_builder import build_tokenizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT = DataKeys(input_key="prompt", label_key="label", apply_chat_template=True)

@@ -196,7 +196,7 @@ def test_with_a_tokenizer_directory_the_page_shows_drops_lengths_and_rendered_pr
     import pytest
 
     pytest.importorskip("transformers")
-    from tests.tokenizer_builder import build_tokenizer
+    from tokenizer_builder import build_tokenizer
 
     tok_dir = build_tokenizer(tmp_path / "model")
     monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
@@ -221,7 +221,7 @@ def test_a_tokenizer_that_needs_remote_code_is_refused_and_rows_still_checked(ap
     import pytest
 
     pytest.importorskip("transformers")
-    from tests.tokenizer_builder import build_tokenizer
+    from tokenizer_builder import build_tokenizer
 
     tok_dir = build_tokenizer(tmp_path / "model")
     config = json.loads((tok_dir / "tokenizer_config.json").read_text())
