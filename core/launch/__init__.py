@@ -4,4 +4,30 @@ builder `catalog_build`, which reads slime, Megatron-LM and SGLang sources with 
 
 May import: the shared vocabulary (core.findings, core.pins, core.paths, core.model_scripts, core.batch)
 and the roots of other capabilities (core.memory for profile limits).
+
+The names below are the package's public entry; they load on first use, so importing the bash reader
+alone never loads the rules and their catalog.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "CheckOptions": "core.launch.check",
+    "CheckReport": "core.launch.check",
+    "check_arg_list": "core.launch.check",
+    "check_launch_script": "core.launch.check",
+    "check_script_bytes": "core.launch.check",
+    "load_catalog": "core.launch.catalog",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core.launch' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
