@@ -236,3 +236,21 @@ def test_cli_with_an_unusable_tokenizer_still_checks_rows_and_exits_2(tmp_path, 
     code = main(["check-data", str(data), "--input-key", "prompt", "--tokenizer", str(tmp_path / "nothing")])
     out, err = capsys.readouterr()
     assert code == 2 and "DATA048" in out and "was not used" in err and "Traceback" not in err
+
+
+def test_a_tokenizer_without_a_chat_template_under_apply_chat_template_is_one_start_up_stop(tmp_path):
+    loaded = load_tokenizer(build_tokenizer(tmp_path / "plain", chat_template=None))
+    report = check_bytes(jsonl(ROWS), "d.jsonl", CHAT, tokenizer=loaded)
+    assert [f.code for f in report.findings].count("DATA042") == 1
+    assert report.summary.stops_at_start and "no chat template" in report.summary.stops_at_start
+
+
+def test_uploaded_tokenizer_files_load_and_other_names_are_refused(tok_dir):
+    from core.data.tokens import tokenizer_from_files
+
+    files = {name: (tok_dir / name).read_bytes() for name in ("tokenizer.json", "tokenizer_config.json")}
+    assert tokenizer_from_files(files).info.chat_template
+    with pytest.raises(TokenizerUnusable, match="Only tokenizer.json"):
+        tokenizer_from_files({**files, "tokenizer.py": b"import os"})
+    with pytest.raises(TokenizerUnusable, match="Upload tokenizer.json"):
+        tokenizer_from_files({"tokenizer_config.json": files["tokenizer_config.json"]})

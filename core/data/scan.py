@@ -436,6 +436,12 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
     checker = _Checker(name, keys, row_slice=row_slice, max_line_bytes=max_line_bytes, max_listed=max_listed,
                        progress=progress)
     checker.summary.bytes_total = size
+    if tokenizer is not None and keys.apply_chat_template and not tokenizer.info.chat_template:
+        checker.stop_at_start(Problem("template-error", "The tokenizer has no chat template, and the run passes "
+                                                        "--apply-chat-template: slime's apply_chat_template call "
+                                                        "fails on the first row. Prompts were not rendered or "
+                                                        "counted."), None, whole_file=True)
+        tokenizer = None
     if tokenizer is not None:
         checker.tokens = TokenCounter(tokenizer, keys, lengths or LengthSettings())
         checker.tokens.tally = checker.tally
