@@ -104,7 +104,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--vocab", type=int, default=100_000)
-    parser.add_argument("--limit", type=int, default=1024, help="--rollout-max-prompt-len for the check")
+    parser.add_argument("--limit", type=int, default=768, help="--rollout-max-prompt-len for the check")
     parser.add_argument("--memory", action="store_true", help="also run the check on half and double the rows")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "slime-assistant-bench-tokens")
     args = parser.parse_args()

@@ -39,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "loaded offline, never with remote code")
     tokens.add_argument("--rollout-max-prompt-len", type=int, default=None, metavar="N",
                         help="slime drops prompts longer than N tokens at start-up")
-    tokens.add_argument("--rollout-max-response-len", type=int, default=None, metavar="N")
+    tokens.add_argument("--rollout-max-response-len", type=int, default=None, metavar="N",
+                        help="with the context length, rows whose prompt plus N tokens do not fit are counted")
     tokens.add_argument("--rollout-max-context-len", type=int, default=None, metavar="N",
                         help="without --rollout-max-prompt-len, slime's prompt limit is N - 1")
     tokens.add_argument("--context-length", type=int, default=None, metavar="N",
