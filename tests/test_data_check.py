@@ -902,3 +902,36 @@ def test_a_message_without_content_under_multimodal_keys_is_a_start_up_keyerror(
     report = check_bytes(b'{"prompt":[{"role":"user"}],"images":[]}\n', "d.jsonl", keys)
     finding = next(f for f in report.findings if f.code == "DATA032")
     assert "KeyError" in finding.message and report.summary.rows_crash == 1
+
+
+def test_random_bytes_names_and_settings_never_raise_and_always_print():
+    """Property: whatever the bytes, the name (row slice included) and the settings, the check ends in a
+    report whose text and JSON can be encoded, or in a ValidationError / CheckError message."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    from core.data.rules import RowSliceError
+
+    names = st.one_of(st.text(max_size=30), st.builds(lambda a, b: f"d.jsonl@[{a}:{b}]",
+                                                      st.from_regex(r"-?[0-9]{0,6000}", fullmatch=True),
+                                                      st.from_regex(r"-?[0-9]{0,30}", fullmatch=True)))
+    rows = st.lists(st.one_of(st.binary(max_size=200), st.recursive(
+        st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20)),
+        lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+        max_leaves=20).map(lambda v: json.dumps(v).encode())), max_size=12)
+
+    @hypothesis.settings(max_examples=150, deadline=None)
+    @hypothesis.given(names, rows, st.text(max_size=40), st.one_of(st.none(), st.text(max_size=60)))
+    def run(name, lines, input_key, multimodal):
+        try:
+            keys = DataKeys(input_key=input_key or "input", multimodal_keys=multimodal)
+        except ValidationError:
+            return
+        try:
+            report = check_bytes(b"\n".join(lines), name, keys)
+        except RowSliceError:
+            return
+        render_report_text(report).encode("utf-8")
+        json.dumps(report.to_json(), ensure_ascii=False).encode("utf-8")
+
+    run()
