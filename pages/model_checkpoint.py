@@ -21,7 +21,7 @@ from core.knowledge.cards import get_card
 from core.model_scripts import load_model_scripts, match_model
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT, slime_source
-from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings, show_table
 from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
@@ -131,8 +131,8 @@ if raw is not None:
                 "apply_overrides", False):
             overrides = comparison.suggested_overrides
             comparison = compare_config(cfg, script, overrides)
-        st.dataframe(pd.DataFrame([r.model_dump() for r in comparison.rows]), hide_index=True,
-                     key="mc_compare_table")
+        show_table(pd.DataFrame([r.model_dump() for r in comparison.rows]), key="mc_compare_table",
+                   wide=("script_value", "note"))
         if comparison.mismatches:
             st.error(f"{len(comparison.mismatches)} field(s) differ: slime would stop at start-up.",
                      icon=":material/error:")

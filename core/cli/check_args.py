@@ -59,7 +59,8 @@ def run_check_args(args: argparse.Namespace) -> int:
     data = _read_input(args.path)
     if data is None:
         return EXIT_USAGE
-    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout)
+    script_path = None if args.path == "-" else Path(args.path)
+    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout, script_path=script_path)
     report = check_script_bytes(data, options)
     if args.output_format == "json":
         print(dumps(report_json(report)))

@@ -110,7 +110,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
           "tools do not."),
     _rule("DATA019", "truncated-last-line", ERR, Verdict.SKIPPED, slime_source(DATA_PY, 39),
           "The file ends in the middle of a row (was the copy cut short?). Copy it again, or drop the line."),
-    _rule("DATA020", "few-rows", NOTE, None, slime_source("slime/rollout/data_source.py", 96),
+    _rule("DATA020", "few-rows", NOTE, None, slime_source("slime/rollout/data_source.py", 99),
           "If this is the whole dataset, slime will cycle these rows epoch after epoch."),
     _rule("DATA021", "extension", ERR, Verdict.CRASH, slime_source(DATA_PY, 59),
           "Name the file .jsonl (one JSON object per line) or .parquet; slime refuses any other ending."),
@@ -169,7 +169,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     _rule("DATA045", "length-check-fails", ERR, Verdict.CRASH, slime_source(DATA_PY, 130),
           "Make every prompt text the tokenizer accepts: slime's length filter tokenizes all prompts in one call, "
           "so one message list among strings, or one lone surrogate, makes it fail."),
-    _rule("DATA046", "over-context", WARN, None, sglang_source("sglang/srt/managers/tokenizer_manager.py", 973),
+    _rule("DATA046", "over-context", WARN, None, sglang_source("sglang/srt/managers/tokenizer_manager.py", 975),
           "Lower --rollout-max-response-len or --rollout-max-prompt-len so that prompt plus response fit the "
           "context length, or let SGLang truncate (--sglang-allow-auto-truncate)."),
     _rule("DATA047", "length-flags", ERR, Verdict.CRASH, slime_source(ARGS_PY, 2033),
