@@ -1,12 +1,17 @@
 """Server-side paths the app may read: only inside roots the user configured.
 
 Roots come from $SLIME_ASSISTANT_ROOTS (os.pathsep-separated directories). With none configured the app
-reads no server-side path at all; uploads still work.
+reads no server-side path at all; uploads still work. Files read *through* an accepted directory (a slime
+checkout's model scripts and sources) go through `read_within`, which holds every one of them to the same
+roots, safe against links and files swapped for links.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -74,3 +79,82 @@ def resolve_allowed(raw: str, *, want: str = "file", roots: list[Path] | None = 
     if want == "dir" and not resolved.is_dir():
         raise PathRefused(f"{resolved} is not a directory.")
     return AllowedPath(path=resolved, root=root)
+
+
+def _within(path: Path, roots: Sequence[Path]) -> Path | None:
+    return next((r for r in roots if path == r or path.is_relative_to(r)), None)
+
+
+def _opened_real_path(fd: int, fallback: Path) -> Path | None:
+    """Where the open file really is: its /proc/self/fd link (Linux), F_GETPATH (macOS), else `fallback` when
+    it still names the very file that is open (same device and inode), else None."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass
+    try:
+        import fcntl
+
+        get_path = getattr(fcntl, "F_GETPATH", None)
+        if get_path is not None:
+            raw = fcntl.fcntl(fd, get_path, b"\0" * 1024)
+            return Path(os.fsdecode(raw.rstrip(b"\0")))
+    except (ImportError, OSError):
+        pass
+    try:
+        opened, named = os.fstat(fd), os.stat(fallback, follow_symlinks=False)
+    except OSError:
+        return None
+    return fallback if (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino) else None
+
+
+def read_within(path: Path | str, roots: Sequence[Path], *, limit: int) -> bytes:
+    """Read a regular file only if it lies inside `roots`, safe against links and swaps.
+
+    The path is resolved and checked against the roots; the resolved path is then opened without following
+    a final symbolic link (O_NOFOLLOW) and without blocking, and the *opened* file's real path is checked
+    against the roots again, so a file or directory swapped for a link between the check and the open is
+    refused too. Reads at most `limit` + 1 bytes from that handle (so the caller can tell oversize input).
+    Raises PathRefused (outside the roots, not a regular file, a link swapped in) or OSError (missing,
+    unreadable); messages name the path as given, never where a link leads.
+    """
+    shown = str(path)
+    resolved_roots = [Path(r) for r in roots]
+    try:
+        resolved = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError, ValueError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise PathRefused(f"{shown} cannot be resolved.") from None
+    if _within(resolved, resolved_roots) is None:
+        raise PathRefused(f"{shown} leads outside the directories that may be read.")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(resolved, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathRefused(f"{shown} was replaced by a link while it was being read.") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PathRefused(f"{shown} is not a regular file.")
+        real = _opened_real_path(fd, resolved)
+        if real is None or _within(real, resolved_roots) is None:
+            raise PathRefused(f"{shown} leads outside the directories that may be read.")
+        return fh.read(limit + 1)
+
+
+def containing_roots(directory: Path | str) -> list[Path]:
+    """The roots that files read through `directory` must stay in: the configured roots when the directory lies
+    inside one of them (how the pages accept a checkout), else the directory itself (a checkout named on the
+    command line, or the pinned sources a tool reads)."""
+    resolved = Path(directory).resolve()
+    roots = configured_roots()
+    if _within(resolved, roots) is not None:
+        return roots
+    return [resolved]
+
+
+def decode_text(data: bytes) -> str:
+    """Bytes read from a source file as text, as `Path.read_text(errors="replace")` gives it (newlines unified)."""
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")

@@ -2,7 +2,14 @@ import os
 
 import pytest
 
-from core.paths import PathRefused, configured_roots, resolve_allowed
+from core.paths import (
+    ENV_ROOTS,
+    PathRefused,
+    configured_roots,
+    containing_roots,
+    read_within,
+    resolve_allowed,
+)
 
 
 @pytest.fixture
@@ -70,6 +77,98 @@ def test_a_link_refusal_names_the_typed_path_not_its_target(tree):
     with pytest.raises(PathRefused) as exc:
         resolve_allowed(str(root / "link.jsonl"), roots=[root.resolve()])
     assert str(outside) not in str(exc.value) and "link.jsonl" in str(exc.value)
+
+
+# --------------------------------------------------------------------------------------------------
+# read_within: files read through an accepted directory (issue 15, items 16 and 17)
+# --------------------------------------------------------------------------------------------------
+def test_read_within_reads_a_file_inside_the_roots(tree):
+    root, _ = tree
+    assert read_within(root / "data" / "a.jsonl", [root.resolve()], limit=100) == b"{}\n"
+
+
+def test_read_within_reads_at_most_one_byte_past_the_limit(tree):
+    root, _ = tree
+    (root / "big.txt").write_bytes(b"x" * 1000)
+    assert len(read_within(root / "big.txt", [root.resolve()], limit=10)) == 11
+
+
+def test_read_within_refuses_a_link_to_a_file_outside(tree):
+    root, outside = tree
+    with pytest.raises(PathRefused) as exc:
+        read_within(root / "link.jsonl", [root.resolve()], limit=100)
+    assert str(outside) not in str(exc.value)
+
+
+def test_read_within_refuses_a_file_under_a_linked_directory(tree, tmp_path):
+    root, _ = tree
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "x.sh").write_text("secret")
+    (root / "models").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(PathRefused):
+        read_within(root / "models" / "x.sh", [root.resolve()], limit=100)
+
+
+def test_read_within_refuses_a_fifo_without_blocking(tree):
+    root, _ = tree
+    os.mkfifo(root / "pipe")
+    with pytest.raises(PathRefused, match="not a regular file"):
+        read_within(root / "pipe", [root.resolve()], limit=100)
+
+
+def test_read_within_refuses_a_file_swapped_for_a_link_after_the_check(tree, monkeypatch):
+    """The swap happens between the containment check and the open: O_NOFOLLOW refuses the link."""
+    import core.paths as paths
+
+    root, outside = tree
+    target = root / "data" / "a.jsonl"
+    real_open = os.open
+
+    def swap_then_open(path, flags, *args):
+        if str(path) == str(target.resolve()):
+            target.unlink()
+            target.symlink_to(outside)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(paths.os, "open", swap_then_open)
+    with pytest.raises(PathRefused):
+        read_within(target, [root.resolve()], limit=100)
+
+
+def test_read_within_refuses_a_directory_swapped_for_a_link_after_the_check(tree, tmp_path, monkeypatch):
+    """A parent directory swapped for a link is not caught by O_NOFOLLOW; the opened file's real path is."""
+    import core.paths as paths
+
+    root, _ = tree
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "a.jsonl").write_text("secret")
+    target = root / "data" / "a.jsonl"
+    real_open = os.open
+
+    def swap_then_open(path, flags, *args):
+        if str(path) == str(target.resolve()):
+            (root / "data").rename(root / "data.old")
+            (root / "data").symlink_to(elsewhere)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(paths.os, "open", swap_then_open)
+    with pytest.raises(PathRefused):
+        read_within(target, [root.resolve()], limit=100)
+
+
+def test_read_within_missing_file_is_an_os_error(tree):
+    root, _ = tree
+    with pytest.raises(FileNotFoundError):
+        read_within(root / "nope.sh", [root.resolve()], limit=100)
+
+
+def test_containing_roots_are_the_configured_ones_or_the_directory_itself(tree, monkeypatch):
+    root, _ = tree
+    monkeypatch.setenv(ENV_ROOTS, str(root))
+    assert containing_roots(root / "data") == [root.resolve()]
+    monkeypatch.delenv(ENV_ROOTS)
+    assert containing_roots(root / "data") == [(root / "data").resolve()]
 
 
 # -- citations link to the upstream lines ---------------------------------------------------------------

@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_check_args(args: argparse.Namespace) -> int:
     """Handler: read the input, check it, print the report, return the exit code."""
     if args.list_rules:
-        print(render_rules())
+        print(dumps(rules_json()) if args.output_format == "json" else render_rules())
         return EXIT_OK
     if not args.path:
         print("check-args: give a script path, or - to read standard input", file=sys.stderr)
@@ -135,6 +135,13 @@ def render_report_text(report: CheckReport) -> str:
         lines.append(f"GPUs: {layout['total']} ({layout['mode']})")
     lines.append(f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), {s.get('info', 0)} note(s)")
     return "\n".join(lines)
+
+
+def rules_json() -> list[dict]:
+    """Every finding code as JSON: code, default severity, title, upstream source (null for the checker's own
+    limits) and the knowledge card that explains it (or null)."""
+    return [{"code": r.code, "severity": r.severity.value, "title": r.title, "source": r.source or None,
+             "card": r.card} for r in list_rules()]
 
 
 def render_rules() -> str:

@@ -1,7 +1,8 @@
 """`slime-assistant draft grpo|async`: print (or write) the same launch-script draft the pages produce.
 
 The draft is only text: nothing is run. Findings go to stderr; the exit code is 0 when the draft is ready,
-1 when it has an error finding (or could not be checked), 2 for bad command-line input.
+1 when it has an error finding (or could not be checked), 2 for bad command-line input. With `--format json`
+stdout holds one JSON object instead (see `draft_json`), and stderr only usage problems.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from core.drafts.launch import Draft, DraftRequest, draft_launch_script
-from core.findings import render_text
+from core.findings import count_by_severity, dumps, findings_json, render_text
 
 EXIT_READY = 0
 EXIT_NOT_READY = 1
 EXIT_USAGE = 2
+JSON_FIELDS = ("code", "severity", "message", "line", "flag", "fix", "source")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,6 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--output", default=None, help="write the script to this new file instead of stdout")
     parser.add_argument("--summary", default=None, help="also write the markdown configuration summary here")
     parser.add_argument("--force", action="store_true", help="overwrite --output/--summary if they exist")
+    parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format",
+                        help="json: print one object (script, configuration summary, findings) on stdout")
     parser.set_defaults(func=handle_draft)
 
 
@@ -109,10 +113,14 @@ def handle_draft(args: argparse.Namespace) -> int:
         print(f"slime-assistant draft: {exc}", file=sys.stderr)
         return EXIT_USAGE
     draft: Draft = draft_launch_script(request)
-    if draft.findings:
+    as_json = getattr(args, "output_format", "text") == "json"
+    if draft.findings and not as_json:
         print(render_text(draft.findings), file=sys.stderr)
     if not draft.script:
-        print("No draft: fix the errors above.", file=sys.stderr)
+        if as_json:
+            print(dumps(draft_json(draft, None)))
+        else:
+            print("No draft: fix the errors above.", file=sys.stderr)
         return EXIT_NOT_READY
     for target, text in ((args.output, draft.script), (args.summary, draft.summary_markdown)):
         if target:
@@ -120,9 +128,23 @@ def handle_draft(args: argparse.Namespace) -> int:
             if error:
                 print(f"slime-assistant draft: {error}", file=sys.stderr)
                 return EXIT_USAGE
+    if as_json:
+        print(dumps(draft_json(draft, args.output)))
+        return EXIT_READY if draft.ready else EXIT_NOT_READY
     if not args.output:
         sys.stdout.write(draft.script)
     status = "ready for your review" if draft.ready else "NOT ready (see the findings above)"
     where = f" written to {args.output}" if args.output else ""
     print(f"Draft{where}: {status}. Nothing was run.", file=sys.stderr)
     return EXIT_READY if draft.ready else EXIT_NOT_READY
+
+
+def draft_json(draft: Draft, output: str | None) -> dict:
+    """The JSON reporter: whether the draft is ready, the script text (null when there is no draft), where it
+    was written (null: only here), the markdown configuration summary, the findings and their counts."""
+    return {
+        "workflow": draft.request.kind, "ready": draft.ready, "checked": draft.checked,
+        "filename": draft.filename if draft.script else None, "output": output,
+        "script": draft.script or None, "summary_markdown": draft.summary_markdown or None,
+        "findings": findings_json(draft.findings, JSON_FIELDS), "counts": count_by_severity(draft.findings),
+    }

@@ -48,6 +48,7 @@ from core.launch.script import (
     read_arg_list_text,
     read_launch_script,
 )
+from core.paths import PathRefused, containing_roots, decode_text, read_within
 from core.pins import SLIME_SHORT
 
 WARN = Severity.WARNING
@@ -178,8 +179,9 @@ class ModelScriptResolver:
             candidate = self.checkout / "scripts" / "models" / f"{name}.sh"
             try:
                 if candidate.is_file() and candidate.stat().st_size < MAX_SCRIPT_CHARS:
-                    return candidate.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                    return decode_text(read_within(candidate, containing_roots(self.checkout),
+                                                   limit=MAX_SCRIPT_CHARS))
+            except (OSError, PathRefused):  # missing or unreadable, or it leads outside the roots: not read
                 return None
             if self._names_slime_models(path_text, relative):
                 self.missing[path_text] = f"your checkout {self.checkout} has no scripts/models/{name}.sh"

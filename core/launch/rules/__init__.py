@@ -25,6 +25,8 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     SCRIPT010 warning  a here-document that is never closed
     SCRIPT011 info     checks skipped because unresolved words could hide flags
     SCRIPT012 error    a sourced file that cannot exist (resolved from the script's folder) or a model with no script
+    SCRIPT013 warning  a value or the script's expansions past the reader's size limits: left unresolved
+    SCRIPT014 warning  a character bash reads as part of a word although it looks like a space (NBSP, lone CR...)
     ARG001    error    unknown flag: slime silently ignores it (with a did-you-mean)
     ARG002    warning  a flag given twice with different values (says which one wins)
     ARG003    warning  an abbreviation SGLang's parser silently expands

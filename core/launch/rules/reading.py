@@ -22,12 +22,14 @@ register("SCRIPT010", "Unclosed here-document", WARN, "https://www.gnu.org/softw
 register("SCRIPT011", "Checks skipped: hidden words", INFO, "")
 register("SCRIPT012", "Sourced file that does not exist", ERR,
          "https://www.gnu.org/software/bash/manual/bash.html#index-source")
+register("SCRIPT013", "Value too large to expand", WARN, "")
+register("SCRIPT014", "Unusual whitespace or control character", WARN, "https://www.gnu.org/software/bash/manual/")
 
 
 _NOTE_CODES = {
     "unterminated": "SCRIPT003", "syntax": "SCRIPT003", "command_substitution": "SCRIPT004", "heredoc": "SCRIPT010",
     "source_model": "SCRIPT007", "source_file": "SCRIPT007", "source_unknown": "SCRIPT007", "too_large": "SCRIPT001",
-    "binary": "SCRIPT001", "not_utf8": "SCRIPT002",
+    "binary": "SCRIPT001", "not_utf8": "SCRIPT002", "too_big": "SCRIPT013", "unusual_char": "SCRIPT014",
 }
 
 
