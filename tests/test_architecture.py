@@ -89,3 +89,13 @@ def test_the_checker_sees_internal_imports():
     """The rule above is not vacuous: an import of another capability's module is recognised as one."""
     assert _owner("core.launch.check") == "launch" and _owner("core.findings") == "shared"
     assert _is_package_module("core.launch.check") and not _is_package_module("core.launch.CheckOptions")
+
+
+MAX_MODULE_LINES = 800
+
+
+@pytest.mark.parametrize("path", CORE_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_is_too_long_to_read(path: Path):
+    """A module a newcomer can read in one sitting; split by concern past about 800 lines."""
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)} has {lines} lines; split it by concern"
