@@ -18,22 +18,12 @@ from __future__ import annotations
 
 import codecs
 import json
-import re
 import sys
 from typing import TextIO
 
+from core.text import LONE_SURROGATE, escape_surrogate, shown
+
 ERROR_HANDLER = "slime_assistant_shown"
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _escape_surrogate(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
-
-
-def shown(text: str) -> str:
-    """`text` with lone surrogates written as backslash escapes (`\\xff` for an undecodable byte)."""
-    return _SURROGATE.sub(lambda m: _escape_surrogate(m.group()), text)
 
 
 def _stream_handler(error: UnicodeError) -> tuple[str, int]:
@@ -44,7 +34,7 @@ def _stream_handler(error: UnicodeError) -> tuple[str, int]:
     for char in bad:
         code = ord(char)
         if 0xD800 <= code <= 0xDFFF:
-            parts.append(_escape_surrogate(char))
+            parts.append(escape_surrogate(char))
         elif code <= 0xFF:
             parts.append(f"\\x{code:02x}")
         elif code <= 0xFFFF:
@@ -116,7 +106,7 @@ def _json_escape_unencodable(text: str, encoding: str) -> str:
 def json_text(document: str, *, encoding: str = "utf-8") -> str:
     """A JSON document (serialized with ensure_ascii=False) made safe to print: lone surrogates become the
     visible text `\\xff` (backslash escaped for JSON), characters the encoding lacks become `\\uXXXX`."""
-    document = _SURROGATE.sub(lambda m: "\\" + _escape_surrogate(m.group()), document)
+    document = LONE_SURROGATE.sub(lambda m: "\\" + escape_surrogate(m.group()), document)
     return _json_escape_unencodable(document, encoding)
 
 

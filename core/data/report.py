@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from core.data.rules import CODE_BY_NAME, EMPTY_DATASET, RULES, DataKeys, Problem
 from core.data.tokens import LengthSettings, RenderedPrompt, TokenBin, TokenizerInfo, TokenStats
 from core.findings import Finding, findings_json, render_text
+from core.text import shown
 
 CARD = "data-formats"
 MAX_LINE_BYTES = 8 * 1024 * 1024  # lines longer than this are reported, not parsed
@@ -218,12 +219,8 @@ def failure_sentence(s: DataSummary) -> str:
 
 def printable(text: str) -> str:
     """The text, with anything that is not valid Unicode (lone surrogates, from a JSON escape such as \\ud800 or
-    from undecodable bytes in a file name) shown as its escape, so that every output can be encoded."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    from undecodable bytes in a file name) shown as its escape (core.text.shown), so every output can be encoded."""
+    return shown(text)
 
 
 def _scrubbed(value: Any) -> Any:
