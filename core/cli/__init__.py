@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "core.cli.check_data",
     "core.cli.logs",
     "core.cli.draft",
+    "core.cli.ask",
 )
 
 
@@ -36,7 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra and getattr(args, "extra_words", None) is not None:
+            args.extra_words.extend(extra)  # e.g. `ask --rollout-batch-size`: a flag is the query, not an option
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     if not getattr(args, "func", None):

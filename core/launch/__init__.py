@@ -5,3 +5,32 @@ builder `catalog_build`, which reads slime, Megatron-LM and SGLang sources with 
 May import: the shared vocabulary (core.findings, core.pins, core.paths, core.model_scripts, core.batch)
 and the roots of other capabilities (core.memory for profile limits).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# What other capabilities use, loaded on first use so that importing the package stays cheap.
+_EXPORTS = {
+    "CATALOG_PATH": "core.launch.catalog",
+    "Catalog": "core.launch.catalog",
+    "CatalogError": "core.launch.catalog",
+    "FlagSpec": "core.launch.catalog",
+    "OWNERS": "core.launch.catalog",
+    "load_catalog": "core.launch.catalog",
+    "CheckOptions": "core.launch.check",
+    "RULES": "core.launch.check",
+    "catalog_for": "core.launch.check",
+    "check_launch_script": "core.launch.check",
+    "list_rules": "core.launch.check",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core.launch' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
