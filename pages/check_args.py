@@ -17,6 +17,7 @@ from core.memory.profile import MAX_GPUS
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT, megatron_source
 from ui.common import (
+    CHECKOUT_KEY,
     ensure_app_frame,
     plain,
     profile_caption,
@@ -41,6 +42,7 @@ def checkout_path() -> tuple[object | None, bool]:
                    "may read.")
         raw = st.text_input("slime checkout directory", key="ca_checkout", placeholder="/path/to/slime")
     if not raw.strip():
+        st.session_state.pop(CHECKOUT_KEY, None)
         return None, False
     try:
         allowed = resolve_allowed(raw, want="dir")
@@ -50,6 +52,7 @@ def checkout_path() -> tuple[object | None, bool]:
     if not (allowed.path / "slime" / "utils" / "arguments.py").is_file():
         st.error(plain(f"{allowed.path} is not a slime checkout: it has no slime/utils/arguments.py."))
         return None, True
+    st.session_state[CHECKOUT_KEY] = str(allowed.path)
     return allowed.path, False
 
 

@@ -14,6 +14,8 @@ from core.memory.profile import Profile, SavedLaunchKeys, WorkflowRecord
 from core.memory.store import Store
 
 FRAME_KEY = "_slime_assistant_frame"
+CHECKOUT_KEY = "slime_checkout"  # the user's slime checkout, set on the launch-script checker, followed elsewhere
+ASK_PAGE = "pages/ask.py"
 
 
 def mark_app_frame() -> None:
@@ -126,7 +128,25 @@ def show_findings(findings: list[Finding], *, key_prefix: str, empty_message: st
                 card = get_card(f.card) if f.card else None
                 if card:
                     lines.append(f"Read more: knowledge card '{card.title}'")
-                box(plain("\n\n".join(lines)), icon=icon)
+                link = f"\n\nFlag reference: {flag_link(f.flag)}" if f.flag and f.flag.startswith("--") else ""
+                box(plain("\n\n".join(lines)) + link, icon=icon)
+
+
+def ask_box(where: str) -> None:
+    """The "Ask" search box (sidebar of every page, and Home): a submitted query opens the Ask page."""
+    with st.form(f"ask_form_{where}", clear_on_submit=True, border=False):
+        query = st.text_input("Ask", key=f"ask_box_{where}", max_chars=500,
+                              placeholder="a flag, a rule code, an error, words")
+        submitted = st.form_submit_button("Search", icon=":material/search:")
+    if submitted and query.strip():
+        st.switch_page(ASK_PAGE, query_params={"q": query.strip()})
+
+
+def flag_link(flag: str) -> str:
+    """Markdown link to a flag on the reference page; the label is escaped and the target URL-quoted."""
+    from core.knowledge.flags import flag_url
+
+    return f"[{plain(flag)}]({flag_url(flag)})"
 
 
 def plain(text: str) -> str:

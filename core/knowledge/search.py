@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.knowledge.cards import CARDS_DIR, Card, load_cards
+from core.knowledge.cards import CARDS_DIR, Card, parse_card
 from core.knowledge.errors import (
     ERRORS_PATH,
     ErrorEntry,
@@ -226,7 +226,8 @@ class SearchIndex:
 
         pasted_error = bool(traceback_frames(text)) or "\n" in text.strip() or re.search(r"\w(Error|Exception):", text)
         if not pasted_error:
-            flag = self._options_lower.get(normalise_flag(text))
+            typed = text.strip().split("=", 1)[0].lower()
+            flag = self._options_lower.get(typed) or self._options_lower.get(normalise_flag(text))
             if flag:
                 spec = self.catalog.lookup(flag)
                 add("flag", spec.primary if spec else flag)
@@ -295,7 +296,7 @@ class SearchIndex:
             for code in link.rules:
                 info = LAUNCH_RULES.get(code)
                 data_rule = DATA_RULES.get(code)
-                title = info.title if info else (data_rule.fix if data_rule else code)
+                title = info.title if info else (data_rule.name.replace("-", " ") if data_rule else code)
                 if (code, title) not in rules:
                     rules.append((code, title))
                 if info and info.card:
@@ -314,15 +315,14 @@ class SearchIndex:
         return {"rules": rules, "cards": cards}
 
 
-def _stamp() -> tuple:
+def _stamp(cards_dir: Path) -> tuple:
     """What the index depends on: the cards' names and times, and the data files' times."""
     from core.launch import CATALOG_PATH
-
     from core.model_scripts import MODEL_SCRIPTS_JSON
 
     parts: list[Any] = []
     try:
-        parts += sorted((p.name, p.stat().st_mtime_ns) for p in CARDS_DIR.glob("*.md"))
+        parts += sorted((p.name, p.stat().st_mtime_ns) for p in Path(cards_dir).glob("*.md"))
     except OSError:
         pass
     for path in (CATALOG_PATH, ERRORS_PATH, REFERENCE_PATH, MODEL_SCRIPTS_JSON):
@@ -333,25 +333,27 @@ def _stamp() -> tuple:
     return tuple(parts)
 
 
-@lru_cache(maxsize=1)
-def _index_for(stamp: tuple) -> SearchIndex:
+@lru_cache(maxsize=2)
+def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
     from core.launch import load_catalog
 
-    load_cards.cache_clear()
-    return SearchIndex(load_cards(), load_catalog(), load_error_index())
+    cards = tuple(sorted((parse_card(p.stem, p.read_text(encoding="utf-8")) for p in sorted(cards_dir.glob("*.md"))),
+                         key=lambda c: c.title.lower()))
+    return SearchIndex(cards, load_catalog(), load_error_index())
 
 
-_STAMP_TTL_S = 2.0
-_last_stamp: list[Any] = [0.0, None]
+STAMP_TTL_S = 2.0
+_STAMPS: dict[Path, tuple[float, tuple]] = {}
 
 
-def get_index() -> SearchIndex:
-    """The index, built on first use and rebuilt when a card or a data file changes (looked at most every
-    two seconds)."""
+def get_index(cards_dir: Path = CARDS_DIR) -> SearchIndex:
+    """The index, built on first use and rebuilt when a card is added, removed or edited or a data file
+    changes (looked at most every STAMP_TTL_S seconds)."""
     now = time.monotonic()
-    if _last_stamp[1] is None or now - _last_stamp[0] > _STAMP_TTL_S:
-        _last_stamp[:] = [now, _stamp()]
-    return _index_for(_last_stamp[1])
+    seen = _STAMPS.get(cards_dir)
+    if seen is None or now - seen[0] > STAMP_TTL_S:
+        seen = _STAMPS[cards_dir] = (now, _stamp(cards_dir))
+    return _index_for(cards_dir, seen[1])
 
 
 def search(query: str, limit: int = 10, kinds: set[str] | None = None) -> list[Result]:
@@ -364,3 +366,39 @@ def grouped(results: list[Result]) -> dict[str, list[Result]]:
     for r in results:
         out.setdefault(r.kind, []).append(r)
     return out
+
+
+class ErrorExplanation(BaseModel):
+    """What a message from slime means in plain words, what to do, and where we say more."""
+
+    meaning: str
+    fix: str
+    rules: list[tuple[str, str]] = Field(default_factory=list, description="(code, title) of our checks")
+    cards: list[tuple[str, str]] = Field(default_factory=list, description="(id, title) of cards")
+
+
+def explain(index: SearchIndex, entry: ErrorEntry) -> ErrorExplanation:
+    """Plain words for one indexed message: which check in slime fails, and the fix when a rule knows it."""
+    from core.data import RULES as DATA_RULES
+
+    linked = index.explain_error(entry)
+    where = f"in {entry.function} ({entry.path}:{entry.line} at slime {entry.commit})"
+    if entry.kind == "assert":
+        meaning = (f"slime checks that {entry.condition} {where} and stops with AssertionError when it is false."
+                   if entry.condition else f"An assert {where} failed.")
+    elif entry.condition:
+        meaning = f"slime raises {entry.exception} {where} when this holds: {entry.condition}."
+    else:
+        meaning = f"slime raises {entry.exception} {where}."
+    fixes = []
+    for code, title in linked["rules"]:
+        data_rule = DATA_RULES.get(code)
+        if data_rule is not None:
+            fixes.append(f"{code}: {data_rule.fix} (the data checker finds these rows before launch)")
+        else:
+            fixes.append(f"{code} ({title}) catches this before launch: run the launch-script checker on your "
+                         "script and follow its fix.")
+    if not fixes:
+        fixes.append("No check of ours catches this one before launch. The values in your message show what "
+                     "slime saw; compare them with the condition above and the code at the cited line.")
+    return ErrorExplanation(meaning=meaning, fix=" ".join(fixes), rules=linked["rules"], cards=linked["cards"])

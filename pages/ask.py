@@ -1,0 +1,81 @@
+"""Ask: one search over cards, flags, rules, slime's error messages and model scripts. A pasted error line or
+traceback finds the place in slime it comes from. Everything pasted is shown as plain text, never run."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.knowledge.errors import MAX_PASTE_CHARS
+from core.knowledge.search import KIND_TITLES, KINDS, Result, explain, get_index, grouped
+from ui.common import ensure_app_frame, plain
+
+ensure_app_frame()
+
+RESULTS = 40
+_CARD_KINDS = ("card", "section")
+
+st.title("Ask")
+st.caption("Search everything here at once: a flag in any spelling, a rule code such as SLIME003, plain words, "
+           "or an error line or whole traceback from a failed run. Pasted text is only searched.")
+
+asked = st.query_params.get("q")
+if asked and st.session_state.get("ask_from_link") != asked:
+    st.session_state["ask_from_link"] = asked
+    st.session_state["ask_query"] = asked[:MAX_PASTE_CHARS]
+
+query = st.text_area("Question, flag, rule code, error or traceback", key="ask_query", height=120,
+                     max_chars=MAX_PASTE_CHARS, placeholder="rollout batch size · SLIME003 · AssertionError: ...")
+kinds = st.multiselect("Only", KINDS, format_func=lambda k: KIND_TITLES[k], key="ask_kinds")
+
+if not query.strip():
+    st.info("Type or paste something to look it up.")
+    st.stop()
+
+with st.spinner("Searching"):
+    index = get_index()
+    results = index.search(query, limit=RESULTS, kinds=set(kinds) or None)
+
+if not results:
+    st.info("Nothing found. Try a flag name, a rule code or fewer words.")
+    st.stop()
+
+st.caption(f"{len(results)} result(s), best first within each group; groups in the order of their best result.")
+
+
+def show_error(result: Result, first: bool) -> None:
+    entry = index.error(result.id)
+    if entry is None:
+        return
+    why = explain(index, entry)
+    with st.expander(plain(result.title), expanded=first):
+        st.markdown("**What it means:** " + plain(why.meaning))
+        st.markdown("**What to do:** " + plain(why.fix))
+        st.caption(f"Message as written in slime: {plain(entry.template)}")
+        st.caption(f"Source: `{entry.source}` · {entry.kind} in {plain(entry.function)}")
+        for code, title in why.rules:
+            target = "pages/check_data.py" if code.startswith("DATA") else "pages/check_args.py"
+            st.page_link(target, label=plain(f"{code}: {title}"), icon=":material/fact_check:")
+        for card_id, title in why.cards:
+            st.page_link("pages/knowledge.py", label=plain(f"Card: {title}"), icon=":material/menu_book:",
+                         query_params={"card": card_id})
+
+
+def show_result(result: Result) -> None:
+    if result.kind == "flag":
+        st.page_link("pages/flags.py", label=plain(result.title), icon=":material/flag:",
+                     query_params={"flag": result.id})
+    elif result.kind in _CARD_KINDS:
+        st.page_link("pages/knowledge.py", label=plain(result.title), icon=":material/menu_book:",
+                     query_params={"card": result.id.split("#", 1)[0]})
+    else:
+        st.markdown(f"**{plain(result.title)}**")
+    st.caption(f"{plain(result.snippet)}  \nSource: `{result.source}`")
+
+
+for kind, items in grouped(results).items():
+    st.subheader(KIND_TITLES[kind])
+    for i, result in enumerate(items):
+        if kind == "error":
+            show_error(result, first=i == 0)
+        else:
+            show_result(result)
