@@ -78,7 +78,8 @@ def render_text(index, results) -> str:  # noqa: ANN001 (types live in core.know
             entry = index.error(r.id) if kind == "error" else None
             if entry is not None:
                 if entry.condition:
-                    lines.append(f"      fails when not: {entry.condition}")
+                    lines.append(f"      {'stops unless' if entry.kind == 'assert' else 'raised when'}: "
+                                 f"{entry.condition}")
                 explained = index.explain_error(entry)
                 for code, title in explained["rules"]:
                     lines.append(f"      caught before launch by {code}: {title} (slime-assistant check-args)")

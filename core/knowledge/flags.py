@@ -107,9 +107,10 @@ _SECTION_RE = re.compile(r"^\s*#\s*([A-Za-z][^#\n]{1,60}?)\s*$")
 _RULE_RE = re.compile(r"^\s*#\s*-{5,}\s*$")
 
 
-def _section_above(lines: list[str], line: int) -> str | None:
-    """The nearest `# Title` above the line that sits under or over a `# -----` rule (SGLang's layout)."""
-    for i in range(min(line - 2, len(lines) - 1), 0, -1):
+def _section_above(lines: list[str], line: int, floor: int = 1) -> str | None:
+    """The nearest `# Title` above the line (not above line `floor`, the enclosing class or function) that
+    sits under or over a `# -----` rule (SGLang's layout)."""
+    for i in range(min(line - 2, len(lines) - 1), max(floor - 1, 0), -1):
         m = _SECTION_RE.match(lines[i])
         if m and not re.match(r"(TODO|NOTE|FIXME|XXX)\b", m.group(1)) and (_RULE_RE.match(lines[i - 1]) or (i + 1 < len(lines) and _RULE_RE.match(lines[i + 1]))):
             return m.group(1)
@@ -159,7 +160,7 @@ class _FileFacts:
         if group is None and function is not None and function.name not in ("add_cli_args", "add_args"):
             group = _group_from_function(function.name)
         if group is None:
-            group = _section_above(self.lines, call.lineno)
+            group = _section_above(self.lines, call.lineno, function.lineno if function is not None else 1)
         for ln in range(call.lineno, (call.end_lineno or call.lineno) + 1):
             self.by_line.setdefault(ln, (help_text, group))
 
@@ -174,7 +175,7 @@ class _FileFacts:
                 help_text = next((t for e in ann.slice.elts[1:] if (t := _text_of(e))), None)
             if help_text is None and i + 1 < len(body) and isinstance(body[i + 1], ast.Expr):
                 help_text = _text_of(body[i + 1].value)
-            group = _section_above(self.lines, stmt.lineno) or cls.name
+            group = _section_above(self.lines, stmt.lineno, cls.lineno) or cls.name
             for ln in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
                 self.by_line.setdefault(ln, (_clean_help(help_text), group))
 
