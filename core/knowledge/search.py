@@ -202,12 +202,10 @@ class SearchIndex:
                 rows = self._db.execute("SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY rank LIMIT ?",
                                         (match, limit * 4 if kinds else limit)).fetchall()
                 kept = [int(r) for (r,) in rows if not kinds or self.docs[int(r)].kind in kinds][:limit]
-                if not kept:
-                    return []
-                marks = ",".join("?" * len(kept))
+                prose = [i for i in kept if self.docs[i].kind in ("card", "section")]  # others show their summary
                 snippets = dict(self._db.execute(
                     f"SELECT rowid, snippet(docs, 2, '', '', '…', 18) FROM docs WHERE docs MATCH ? "
-                    f"AND rowid IN ({marks})", (match, *kept)).fetchall())
+                    f"AND rowid IN ({','.join('?' * len(prose))})", (match, *prose)).fetchall()) if prose else {}
             except sqlite3.Error:
                 return []
         return [(i, snippets.get(i, "")) for i in kept]
