@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.knowledge.errors import MAX_PASTE_CHARS
+from core.knowledge.errors import MAX_PASTE_CHARS, checkout_error_index, match_error
 from core.knowledge.search import KIND_TITLES, KINDS, Result, explain, get_index, grouped
-from ui.common import ensure_app_frame, plain
+from ui.common import CHECKOUT_KEY, ensure_app_frame, plain
 
 ensure_app_frame()
 
@@ -34,6 +34,20 @@ if not query.strip():
 with st.spinner("Searching"):
     index = get_index()
     results = index.search(query, limit=RESULTS, kinds=set(kinds) or None)
+
+checkout = st.session_state.get(CHECKOUT_KEY)
+if checkout and (not kinds or "error" in kinds):
+    with st.spinner("Reading your checkout's error messages"):
+        in_checkout = match_error(query, checkout_error_index(checkout), limit=5)
+    if in_checkout:
+        st.subheader("In your slime checkout")
+        st.caption(f"{plain(checkout)}, as named on the launch-script checker; the explanations below are for slime "
+                   "at the pinned commit.")
+        for match in in_checkout:
+            e = match.entry
+            st.markdown(f"**{plain(e.exception)}: {plain(e.template)}**")
+            st.caption(f"`{e.path}:{e.line}` in {plain(e.function)}"
+                       + (f" · condition: {plain(e.condition)}" if e.condition else ""))
 
 if not results:
     st.info("Nothing found. Try a flag name, a rule code or fewer words.")

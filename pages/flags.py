@@ -88,9 +88,13 @@ m2.markdown(f"**Type**  \n{plain(row.type)}")
 m3.markdown(f"**Default**  \n{plain(row.default)}")
 if row.choices:
     st.markdown("**Choices:** " + ", ".join(plain(c) for c in row.choices))
+if row.our_help:
+    st.markdown(f"**In short** (our words)  \n{plain(row.our_help)}")
+    if row.our_help_source:
+        st.caption(f"Based on `{row.our_help_source}`")
 if row.help:
     st.markdown(f"**Help** (the source's own text)  \n{plain(row.help)}")
-else:
+elif not row.our_help:
     st.caption("The source gives this flag no help text.")
 st.caption(f"Group: {plain(row.group)} · Registered at `{row.source}`"
            + (f" · default changed by slime at `{row.reset_source}`" if row.reset_source else ""))

@@ -93,6 +93,22 @@ def test_rows_carry_owner_type_default_help_group_source_and_usage():
     assert {r.owner for r in rows.values()} == {"slime", "megatron", "sglang", "router"}
 
 
+def test_our_help_stands_beside_the_source_s():
+    from core.knowledge.cards import SOURCE_RE
+    from core.knowledge.flags import load_our_help
+
+    rows = {r.flag: r for r in flag_rows(load_catalog())}
+    ours = load_our_help()
+    assert ours and set(ours) <= set(rows)
+    for flag, help_ in ours.items():
+        assert SOURCE_RE.match(help_.source) and help_.source.endswith("@624b824a")
+        assert rows[flag].our_help, flag
+    assert rows["--normalize-advantages"].our_help == ours["--normalize-advantages"].help
+    assert rows["--normalize-advantages"].our_help_source.startswith("slime/backends/megatron_utils/loss.py:")
+    assert rows["--normalize-advantages"].help is None  # the source gives none
+    assert rows["--colocate"].our_help and rows["--colocate"].help  # both: the catalog's words and the source's
+
+
 def test_default_text_is_the_source_s():
     spec = SimpleNamespace(default_repr=None, default=None)
     assert default_text(spec) == "unset"

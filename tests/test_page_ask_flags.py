@@ -118,3 +118,19 @@ def test_findings_and_cards_link_flags_to_the_reference(app_env, make_app):
     at.run()
     assert not at.exception
     assert any("](flags?flag=--rollout-batch-size)" in m.value for m in at.markdown)
+
+
+def test_ask_page_matches_errors_in_the_users_checkout(app_env, make_app, tmp_path, monkeypatch):
+    checkout = tmp_path / "mine"
+    (checkout / "slime" / "utils").mkdir(parents=True)
+    (checkout / "slime" / "utils" / "arguments.py").write_text(
+        "def validate(args):\n    assert args.x > 1, f'x must exceed one, got {args.x}'\n")
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8))
+    at = make_app("pages/check_args.py").run()
+    at.text_input(key="ca_checkout").input(str(checkout)).run()
+    at.switch_page("pages/ask.py").run()
+    at.text_area(key="ask_query").input("AssertionError: x must exceed one, got 0").run()
+    assert not at.exception
+    assert at.subheader[0].value == "In your slime checkout"
+    assert "slime/utils/arguments.py:2" in flat(at)

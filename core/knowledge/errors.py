@@ -360,3 +360,23 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
             seen.add(e.id)
             out.append(ErrorMatch(entry=e, how="message"))
     return out[:limit]
+
+
+CHECKOUT_COMMIT = "your-checkout"
+
+
+@lru_cache(maxsize=2)
+def _checkout_index(root_text: str, stamp: float) -> ErrorIndex:
+    return build_error_index(Path(root_text), CHECKOUT_COMMIT)
+
+
+def checkout_error_index(root: Path) -> ErrorIndex:
+    """The index of a user's own slime checkout (a path the caller has already allowed), read again only
+    when one of its Python files changes."""
+    stamp = 0.0
+    for path in source_files(Path(root)):
+        try:
+            stamp = max(stamp, path.stat().st_mtime)
+        except OSError:
+            continue
+    return _checkout_index(str(Path(root).resolve()), stamp)

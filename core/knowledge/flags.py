@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from core.pins import SLIME_SHORT
 
 REFERENCE_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "catalog" / "flag_reference.json"
+OUR_HELP_PATH = REFERENCE_PATH.with_name("flag_help.json")
 FLAGS_PAGE = "flags"  # url path of pages/flags.py
 MAX_VALUES_KEPT = 8
 MAX_HELP_CHARS = 700
@@ -63,7 +64,9 @@ class FlagRow(BaseModel):
     type: str
     default: str
     choices: list[str]
-    help: str | None
+    help: str | None = Field(description="the source's own help text")
+    our_help: str | None = Field(default=None, description="our words: the catalog's description or flag_help.json")
+    our_help_source: str | None = Field(default=None, description="what flag_help.json's text rests on")
     group: str
     source: str
     reset_source: str | None
@@ -342,18 +345,38 @@ def deprecation_of(spec: Any) -> str | None:
     return next((n for n in spec.notes if n.lower().startswith("deprecated")), None)
 
 
+class OurHelp(BaseModel):
+    help: str
+    source: str
+
+
+@lru_cache(maxsize=1)
+def load_our_help(path: Path = OUR_HELP_PATH) -> dict[str, OurHelp]:
+    """Our own help for flags whose source gives none (knowledge/catalog/flag_help.json, hand-written)."""
+    try:
+        raw = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return {flag: OurHelp.model_validate(item) for flag, item in raw.get("flags", {}).items()}
+
+
 def flag_rows(catalog: Any, reference: FlagReference | None = None) -> list[FlagRow]:
-    """Every catalog flag joined with its help, group and usage, sorted by flag."""
+    """Every catalog flag joined with its help (the source's, and ours where we wrote some), group and usage,
+    sorted by flag."""
     reference = reference if reference is not None else load_flag_reference()
+    ours = load_our_help()
     rows = []
     for spec in catalog.flags:
         extra = reference.flags.get(spec.primary, FlagExtra())
         usage = extra.usage if extra.usage.scripts else merged_usage(spec.option_strings, {})
+        own = ours.get(spec.primary)
         rows.append(FlagRow(
             flag=spec.primary, aliases=spec.option_strings[1:], owner=spec.owner,
             type=spec.type or ("switch" if not spec.takes_value else "str"),
             default=default_text(spec), choices=[str(c) for c in spec.choices or []],
-            help=extra.help or spec.description, group=extra.group or "other", source=spec.source,
+            help=extra.help, our_help=spec.description or (own.help if own else None),
+            our_help_source=own.source if own and not spec.description else None,
+            group=extra.group or "other", source=spec.source,
             reset_source=spec.reset_source, deprecated=deprecation_of(spec),
             notes=[n for n in spec.notes if n != deprecation_of(spec)], usage=usage))
     return sorted(rows, key=lambda r: r.flag)
@@ -396,7 +419,7 @@ def filter_rows(rows: list[FlagRow], query: str = "", owners: Iterable[str] = ()
     exact = [r for r in out if r.flag == wanted or wanted in r.aliases]
     name_hits = [r for r in out if r not in exact and wanted[2:] and wanted[2:] in r.flag]
     text_hits = [r for r in out if r not in exact and r not in name_hits
-                 and all(w in f"{r.flag} {r.help or ''} {r.group}".lower() for w in words)]
+                 and all(w in f"{r.flag} {r.help or ''} {r.our_help or ''} {r.group}".lower() for w in words)]
     return exact + name_hits + text_hits
 
 

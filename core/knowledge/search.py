@@ -110,10 +110,11 @@ def _flag_docs(catalog: Any) -> list[_Doc]:
     docs = []
     for row in flag_rows(catalog, load_flag_reference()):
         facts = f"{row.owner} flag, type {row.type}, default {row.default}"
+        text = row.our_help or row.help
         docs.append(_Doc(kind="flag", id=row.flag, title=f"{row.flag} ({row.owner})",
-                         summary=_short(f"{row.help + ' · ' if row.help else ''}{facts}"), source=row.source,
+                         summary=_short(f"{text + ' · ' if text else ''}{facts}"), source=row.source,
                          names=" ".join(_name_variants(o) for o in [row.flag, *row.aliases]),
-                         body=f"{row.help or ''} {row.group} {facts} {' '.join(row.choices)}"))
+                         body=f"{row.our_help or ''} {row.help or ''} {row.group} {facts} {' '.join(row.choices)}"))
     return docs
 
 
