@@ -135,7 +135,7 @@ def show_findings(findings: list[Finding], *, key_prefix: str, empty_message: st
 def ask_box(where: str) -> None:
     """The "Ask" search box (sidebar of every page, and Home): a submitted query opens the Ask page."""
     with st.form(f"ask_form_{where}", clear_on_submit=True, border=False):
-        query = st.text_input("Ask", key=f"ask_box_{where}", max_chars=500,
+        query = st.text_input("Ask", key=f"ask_box_{where}", max_chars=2000,
                               placeholder="a flag, a rule code, an error, words")
         submitted = st.form_submit_button("Search", icon=":material/search:")
     if submitted and query.strip():
