@@ -6,7 +6,7 @@ from core.cli import build_parser, main
 
 def test_every_documented_command_is_registered():
     sub = next(a for a in build_parser()._actions if a.dest == "command")
-    assert set(sub.choices) == {"check-args", "check-data", "logs", "draft"}
+    assert set(sub.choices) == {"check-args", "check-data", "logs", "draft", "ask"}
 
 
 def test_usage_problems_exit_2(capsys):
@@ -30,7 +30,7 @@ def test_a_closed_pipe_ends_quietly():
         "    for _ in range(100000):\n"
         "        print('x' * 100)\n"
         "    return 0\n"
-        "cli.build_parser = lambda: parser\n"
+        "cli.build_parser = lambda argv=None: parser\n"
         "parser.set_defaults(func=flood)\n"
         "raise SystemExit(cli.main([]))\n"
     )
@@ -40,3 +40,20 @@ def test_a_closed_pipe_ends_quietly():
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 1
     assert "Traceback" not in err, err
+
+
+def test_only_the_chosen_command_is_imported():
+    """`check-args` starts like a linter: the monitor (and pandas) is never imported for it."""
+    code = ("import sys\nfrom core.cli import main\nmain(['check-args', '--list-rules'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('core.monitor', 'pandas', 'core.cli.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "['core.cli.check_args']"
+
+
+def test_help_lines_match_each_commands_own_parser():
+    full = next(a for a in build_parser()._actions if a.dest == "command")
+    for name in full.choices:
+        light = next(a for a in build_parser(["--help"])._actions if a.dest == "command")
+        assert [c.help for c in light._choices_actions if c.dest == name] == \
+            [c.help for c in full._choices_actions if c.dest == name]

@@ -13,29 +13,46 @@ import importlib
 import os
 import sys
 
-# Modules that contribute a sub-command, in the order shown by --help.
-COMMAND_MODULES = (
-    "core.cli.check_args",
-    "core.cli.check_data",
-    "core.cli.logs",
-    "core.cli.draft",
-    "core.cli.ask",
-)
+# Sub-commands in the order shown by --help: name -> (module that registers it, one-line help).
+# Only the module of the command being run is imported, so `check-args` never pays for the monitor.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check-args": ("core.cli.check_args", "check a slime launch script or argument list before submitting it"),
+    "check-data": ("core.cli.check_data", "check a .jsonl/.parquet prompt file the way slime's loader reads it"),
+    "logs": ("core.cli.logs", "read slime TensorBoard logs: tags, step ranges, health verdicts"),
+    "draft": ("core.cli.draft", "draft a GRPO or async launch script (printed, never run)"),
+    "ask": ("core.cli.ask", "search cards, flags, rules, slime's error messages and model scripts"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _chosen_command(argv: list[str]) -> str | None:
+    """The sub-command named on the command line: the first word that is not an option."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; the chosen command's module registers its full parser, the others only a help line.
+
+    With `argv=None` every command registers fully (for tests and documentation)."""
     parser = argparse.ArgumentParser(
         prog="slime-assistant",
         description="Checks and drafts for slime RL training runs. Nothing is ever executed.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    chosen = None if argv is None else _chosen_command(argv)
+    for name, (module, help_line) in COMMANDS.items():
+        if argv is None or name == chosen:
+            importlib.import_module(module).register(sub)
+        else:
+            sub.add_parser(name, help=help_line, add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     try:
         args, extra = parser.parse_known_args(argv)
         if extra and getattr(args, "extra_words", None) is not None:

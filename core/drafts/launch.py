@@ -12,7 +12,6 @@ plug-in module must be importable, `extra_pythonpath`.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import shlex
@@ -22,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.findings import Finding, Severity, sort_and_dedupe
-from core.memory.profile import MAX_GPUS, Profile, check_data_path
+from core.memory import MAX_GPUS, Profile, check_data_path
 from core.model_scripts import ModelScript, load_model_scripts, match_model
 from core.pins import SLIME_SHORT, slime_source
 
@@ -871,14 +870,10 @@ def build_summary(request: DraftRequest, layout: GpuLayout, batch: BatchPlan,
 # ---------------------------------------------------------------------------------------------------
 
 def run_launch_checker(script: str, gpus: int) -> list[Finding] | None:
-    """The launch-argument checker's findings, or None if core.launch.check is not installed."""
-    try:
-        args_check = importlib.import_module("core.launch.check")
-    except ModuleNotFoundError as exc:  # the checker feature is not in this build
-        if exc.name != "core.launch.check":
-            raise
-        return None
-    report = args_check.check_launch_script(script, args_check.CheckOptions(entry=None, gpus=gpus))
+    """The launch-argument checker's findings on the drafted script."""
+    from core.launch import CheckOptions, check_launch_script  # the checker loads its catalog: only when used
+
+    report = check_launch_script(script, CheckOptions(entry=None, gpus=gpus))
     return list(report.findings)
 
 

@@ -4,6 +4,9 @@ builder `catalog_build`, which reads slime, Megatron-LM and SGLang sources with 
 
 May import: the shared vocabulary (core.findings, core.pins, core.paths, core.model_scripts, core.batch)
 and the roots of other capabilities (core.memory for profile limits).
+
+The names below are the package's public entry; they load on first use, so importing the bash reader
+alone never loads the rules and their catalog.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# What other capabilities use, loaded on first use so that importing the package stays cheap.
 _EXPORTS = {
     "CATALOG_PATH": "core.launch.catalog",
     "Catalog": "core.launch.catalog",
@@ -20,9 +22,11 @@ _EXPORTS = {
     "OWNERS": "core.launch.catalog",
     "load_catalog": "core.launch.catalog",
     "CheckOptions": "core.launch.check",
+    "CheckReport": "core.launch.check",
     "RULES": "core.launch.check",
     "catalog_for": "core.launch.check",
     "check_launch_script": "core.launch.check",
+    "check_script_bytes": "core.launch.check",
     "list_rules": "core.launch.check",
 }
 

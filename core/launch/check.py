@@ -120,7 +120,7 @@ from core.launch.script import (
     read_arg_list_text,
     read_launch_script,
 )
-from core.memory.profile import MAX_GPUS
+from core.memory import MAX_GPUS
 from core.pins import megatron_source, slime_source
 
 ARGS_CARD = "argument-categories"

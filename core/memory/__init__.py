@@ -3,3 +3,7 @@ store that keeps them (`store`), and the record of what has been handled (`workf
 
 May import: the shared vocabulary and the root of core.data (data keys and path rules).
 """
+
+from core.memory.profile import MAX_GPUS, Profile, SavedLaunchKeys, WorkflowRecord, check_data_path
+
+__all__ = ["MAX_GPUS", "Profile", "SavedLaunchKeys", "WorkflowRecord", "check_data_path"]

@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from core.data.rules import DataKeys, check_extension
+from core.data import DataKeys, check_extension
 
 DATA_SUFFIX_SOURCE = "slime/utils/data.py:31-60@624b824a"
 MAX_GPUS = 100_000

@@ -4,4 +4,6 @@ Modules: `events` (one event file, damage found and read past), `cache` (diskcac
 `runs` (runs, stitching of restarts, tbparse's frame rebuilt), `smoothing` (TensorBoard's EMA and
 outlier range), `views` (x axes, rollout alignment, shown table), `verdicts` (the checklist),
 `plots` (plotly figures), `archive` (uploads and zips, safely), `slime_metrics` (what slime logs).
+
+May import: the shared vocabulary only.
 """
