@@ -81,6 +81,11 @@ def show_result(result: Result) -> None:
     elif result.kind in _CARD_KINDS:
         st.page_link("pages/knowledge.py", label=plain(result.title), icon=":material/menu_book:",
                      query_params={"card": result.id.split("#", 1)[0]})
+    elif result.kind == "rule":
+        target = "pages/check_data.py" if result.id.startswith("DATA") else "pages/check_args.py"
+        st.page_link(target, label=plain(result.title), icon=":material/fact_check:")
+    elif result.kind == "model_script":
+        st.page_link("pages/model_checkpoint.py", label=plain(result.title), icon=":material/memory:")
     else:
         st.markdown(f"**{plain(result.title)}**")
     st.caption(f"{plain(result.snippet)}  \nSource: `{result.source}`")
