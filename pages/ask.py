@@ -53,6 +53,7 @@ if not results:
     st.info("Nothing found. Try a flag name, a rule code or fewer words.")
     st.stop()
 
+exact = {m.entry.id: m for m in match_error(query, index.errors, limit=10)}
 st.caption(f"{len(results)} result(s), best first within each group; groups in the order of their best result.")
 
 
@@ -62,6 +63,11 @@ def show_error(result: Result, first: bool) -> None:
         return
     why = explain(index, entry)
     with st.expander(plain(result.title), expanded=first):
+        found = exact.get(entry.id)
+        if found is not None and found.how == "traceback-line":
+            st.success(plain(f"Your traceback points at this line: {found.frame}"), icon=":material/my_location:")
+        elif found is not None:
+            st.success("Your message has every fixed word of this one, in order.", icon=":material/my_location:")
         st.markdown("**What it means:** " + plain(why.meaning))
         st.markdown("**What to do:** " + plain(why.fix))
         st.caption(f"Message as written in slime: {plain(entry.template)}")

@@ -32,6 +32,7 @@ def test_ask_page_finds_a_pasted_traceback_and_explains_it_inert(app_env, make_a
     assert [s.value for s in at.subheader][0] == "slime error messages"
     assert at.expander[0].label.replace("\\", "") == "AssertionError: Only one of kl_coef and kl_loss_coef can be set"
     text = flat(at)
+    assert "Your traceback points at this line: /root/slime/slime/utils/arguments.py, line 1846" in text
     assert "slime_validate_args" in text and "SLIME003" in text and "slime/utils/arguments.py:1846@624b824a" in text
     assert not any(ACTIVE.search(t) for t in rendered(at))
 
