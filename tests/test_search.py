@@ -127,6 +127,12 @@ def test_model_scripts_and_cards_are_searchable(index):
     assert {"card", "section"} & kinds and "rule" in kinds
 
 
+def test_a_topic_word_puts_its_card_before_the_many_flags_that_contain_it(index):
+    first = index.search("batch", limit=5)[0]
+    assert (first.kind, first.id) == ("card", "batch-size")
+    assert [r.kind for r in index.search("how do I resume from a checkpoint", 3)].count("flag") <= 1
+
+
 def test_results_are_grouped_by_kind_in_order_of_the_best(index):
     results = index.search("--kl-coef", limit=20)
     groups = grouped(results)

@@ -42,6 +42,10 @@ MAX_QUERY_CHARS = 20_000
 MAX_TERMS = 40
 SNIPPET_CHARS = 220
 _CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + SLIME_SHORT)
+PROSE_KINDS = frozenset({"card", "section"})
+# BM25 is multiplied by these (BM25 is negative: a larger weight ranks higher); prose and rules are what a
+# question usually wants, and raw BM25 favours the many short flag entries.
+KIND_WEIGHT = {"card": 1.5, "section": 1.3, "rule": 1.2}
 # Left out of the any-word fallback (the all-words query keeps them): they match nearly every document.
 STOPWORDS = frozenset("a an and are be by can do does for from how i in is it of on or should the to what when "
                       "where which why with".split())
@@ -169,6 +173,7 @@ class SearchIndex:
         self.docs: list[_Doc] = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(errors),
                                  *_model_docs()]
         self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
+        self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
         self.options = sorted({o for f in catalog.flags for o in f.option_strings})
         self._lock = threading.Lock()
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
@@ -196,14 +201,24 @@ class SearchIndex:
         return Result(kind=d.kind, id=d.id, title=d.title, snippet=_short(text), source=d.source)
 
     def _fts(self, terms: list[str], joiner: str, limit: int, kinds: set[str] | None) -> list[tuple[int, str]]:
-        """(row, snippet) of the best BM25 matches; snippets are made for the rows kept only."""
+        """(row, snippet) of the best matches: BM25 over everything, plus the best few cards and sections
+        (long prose loses to short flag entries on raw BM25), ranked by BM25 times the kind's weight.
+        Snippets are made for the card and section rows kept only; other kinds show their summary."""
         match = joiner.join('"' + t.replace('"', '""') + '"' for t in terms)
         with self._lock:
             try:
-                rows = self._db.execute("SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY rank LIMIT ?",
-                                        (match, limit * 4 if kinds else limit)).fetchall()
-                kept = [int(r) for (r,) in rows if not kinds or self.docs[int(r)].kind in kinds][:limit]
-                prose = [i for i in kept if self.docs[i].kind in ("card", "section")]  # others show their summary
+                rows = self._db.execute("SELECT rowid, rank FROM docs WHERE docs MATCH ? ORDER BY rank LIMIT ?",
+                                        (match, limit * 4 if kinds else limit * 2)).fetchall()
+                if not kinds or kinds & PROSE_KINDS:
+                    rows += self._db.execute("SELECT rowid, rank FROM docs WHERE docs MATCH ? AND rowid < ? "
+                                             "ORDER BY rank LIMIT 3", (match, self._prose_rows)).fetchall()
+                best: dict[int, float] = {}
+                for rowid, rank in rows:
+                    i = int(rowid)
+                    if not kinds or self.docs[i].kind in kinds:
+                        best[i] = rank * KIND_WEIGHT.get(self.docs[i].kind, 1.0)
+                kept = sorted(best, key=lambda i: (best[i], i))[:limit]
+                prose = [i for i in kept if self.docs[i].kind in PROSE_KINDS]
                 snippets = dict(self._db.execute(
                     f"SELECT rowid, snippet(docs, 2, '', '', '…', 18) FROM docs WHERE docs MATCH ? "
                     f"AND rowid IN ({','.join('?' * len(prose))})", (match, *prose)).fetchall()) if prose else {}
