@@ -157,6 +157,11 @@ def test_a_new_card_is_picked_up_without_a_restart(tmp_path, monkeypatch):
     (tmp_path / "second.md").write_text(CARD.format(title="Zebrafish two"), encoding="utf-8")
     hits = [r for r in get_index(tmp_path).search("zebrafish", 10) if r.kind == "card"]
     assert sorted(r.id for r in hits) == ["first", "second"]
+    (tmp_path / "broken.md").write_text("---\ntitle: [unclosed\n---\nzebrafish\n", encoding="utf-8")
+    (tmp_path / "no-sources.md").write_text(CARD.format(title="Zebrafish three").replace(
+        "sources:\n  - slime/utils/arguments.py:1846@624b824a\n", ""), encoding="utf-8")
+    hits = [r for r in get_index(tmp_path).search("zebrafish", 10) if r.kind == "card"]
+    assert sorted(r.id for r in hits) == ["first", "second"]  # cards that do not parse are left out, not fatal
     sections = [r for r in get_index(tmp_path).search("zebrafish heuristic", 10) if r.kind == "section"]
     assert sections and sections[0].id.endswith("#why") and sections[0].source.startswith("slime/utils/arguments")
 

@@ -351,9 +351,19 @@ def _stamp(cards_dir: Path) -> tuple:
 def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
     from core.launch import load_catalog
 
-    cards = tuple(sorted((parse_card(p.stem, p.read_text(encoding="utf-8")) for p in sorted(cards_dir.glob("*.md"))),
-                         key=lambda c: c.title.lower()))
-    return SearchIndex(cards, load_catalog(), load_error_index())
+    return SearchIndex(readable_cards(cards_dir), load_catalog(), load_error_index())
+
+
+def readable_cards(cards_dir: Path) -> tuple[Card, ...]:
+    """Every card that parses (a card being written and not valid yet is left out of the search, not fatal:
+    the card tests name it), sorted by title."""
+    cards = []
+    for path in sorted(Path(cards_dir).glob("*.md")):
+        try:
+            cards.append(parse_card(path.stem, path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError):  # CardError and pydantic's ValidationError
+            continue
+    return tuple(sorted(cards, key=lambda c: c.title.lower()))
 
 
 STAMP_TTL_S = 2.0
