@@ -14,6 +14,8 @@ from ui.common import CHECKOUT_KEY, ensure_app_frame, plain
 
 ensure_app_frame()
 
+MAX_QUERY_CHARS = 200
+
 st.title("Flag reference")
 
 
@@ -48,9 +50,9 @@ else:
 wanted = st.query_params.get("flag")
 if wanted and st.session_state.get("fl_from_link") != wanted:
     st.session_state["fl_from_link"] = wanted
-    st.session_state["fl_query"] = wanted
+    st.session_state["fl_query"] = wanted[:MAX_QUERY_CHARS]
 
-query = st.text_input("Search flags", key="fl_query", max_chars=200,
+query = st.text_input("Search flags", key="fl_query", max_chars=MAX_QUERY_CHARS,
                       placeholder="--rollout-batch-size, rollout_batch_size, kl loss ...")
 c1, c2, c3, c4 = st.columns([2, 2, 3, 1])
 owners = c1.multiselect("Owner", sorted({r.owner for r in rows}), key="fl_owner")

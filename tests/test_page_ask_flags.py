@@ -66,6 +66,15 @@ def test_flag_reference_opens_a_linked_flag_with_everything_the_source_says(app_
     assert "32" in list(values["value"])
 
 
+def test_flag_reference_takes_any_link_inert(app_env, make_app):
+    at = make_app("pages/flags.py")
+    at.query_params["flag"] = "<script>alert(1)</script>" + "-" * 5000
+    at.run()
+    assert not at.exception
+    assert len(at.text_input(key="fl_query").value) == 200
+    assert not any(ACTIVE.search(t) for t in rendered(at))
+
+
 def test_flag_reference_filters_and_suggests(app_env, make_app):
     at = make_app("pages/flags.py").run()
     assert not at.exception
