@@ -13,6 +13,7 @@ rollout and drops the remainder. Everything here is integer arithmetic: no round
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -40,13 +41,16 @@ FLAG_OF = {
 
 
 class BatchFix(BaseModel):
-    """One exact way to satisfy the equation by changing a single value (value None: no integer works)."""
+    """One exact way to satisfy the equation: one value changed, or two together when no single one works
+    (`value` None only for advice with no number, such as removing a flag)."""
 
     variable: str
     flag: str
     current: int | None
     value: int | None
     message: str
+    second_flag: str | None = Field(default=None, description="the flag changed together with `flag`")
+    second_value: int | None = None
 
 
 class BatchResult(BaseModel):
@@ -94,6 +98,10 @@ def _check_positive(name: str, value: int | None, *, required: bool) -> None:
         raise BatchInputError(f"{FLAG_OF[name]} must be at least 1, not {value}.")
     if value > MAX_BATCH_VALUE:
         raise BatchInputError(f"{FLAG_OF[name]} = {value} is beyond any real run (limit {MAX_BATCH_VALUE:,}).")
+
+
+def _samples(count: int) -> str:
+    return f"{count} sample" if count == 1 else f"{count} samples"
 
 
 def divisors(value: int) -> list[int]:
@@ -147,9 +155,62 @@ def exact_fixes(rollout_batch_size: int, n_samples_per_prompt: int, global_batch
                 msg = f"set {flag} {value} (now {current[name]})"
             fixes.append(BatchFix(variable=name, flag=flag, current=current[name], value=value, message=msg))
         else:
-            shown = str(target) if target.denominator != 1 else str(int(target))
-            fixes.append(BatchFix(variable=name, flag=flag, current=current[name], value=None, message=(
-                f"no whole value of {flag} works with the others unchanged (it would have to be {shown})")))
+            fixes.extend(_pair_fixes(name, rbs, n, gbs, steps))
+    return fixes
+
+
+def _nearest_steps_with(step_unit: int, steps: int) -> list[int]:
+    """Step counts that are multiples of `step_unit`, the nearest below (if at least 1) and above `steps`."""
+    below = (steps // step_unit) * step_unit
+    if below == steps:
+        below -= step_unit
+    above = (steps // step_unit + 1) * step_unit
+    return [s for s in (below, above) if s >= 1]
+
+
+def _pair_fixes(name: str, rbs: int, n: int, gbs: int, steps: int) -> list[BatchFix]:
+    """When no whole value of one flag works, the nearest exact pairs: that flag with the step count (or, for
+    the step count, with the global batch), so every fix offered is a usable pair of integers."""
+    samples = rbs * n
+    flag = FLAG_OF[name]
+    current = {"rollout_batch_size": rbs, "n_samples_per_prompt": n, "global_batch_size": gbs,
+               "num_steps_per_rollout": steps}[name]
+    out = []
+    if name == "global_batch_size":
+        for s in _nearest_divisors(samples, steps):
+            out.append(BatchFix(variable=name, flag=flag, current=current, value=samples // s,
+                                second_flag="--num-steps-per-rollout", second_value=s,
+                                message=f"set --global-batch-size {samples // s} with --num-steps-per-rollout {s}"))
+    elif name == "num_steps_per_rollout":
+        for g in _nearest_divisors(samples, gbs):
+            out.append(BatchFix(variable=name, flag=flag, current=current, value=samples // g,
+                                second_flag="--global-batch-size", second_value=g,
+                                message=f"set --num-steps-per-rollout {samples // g} with --global-batch-size {g}"))
+    else:
+        other = n if name == "rollout_batch_size" else rbs
+        unit = other // gcd(gbs, other)  # steps must make gbs x steps a multiple of the unchanged factor
+        for s in _nearest_steps_with(unit, steps):
+            value = gbs * s // other
+            out.append(BatchFix(variable=name, flag=flag, current=current, value=value,
+                                second_flag="--num-steps-per-rollout", second_value=s,
+                                message=f"set {flag} {value} with --num-steps-per-rollout {s}"))
+    # a pair that leaves one of its two values as it is, is a single-value fix already offered
+    return [f for f in out if f.value != current and f.second_value != {"--num-steps-per-rollout": steps,
+                                                                       "--global-batch-size": gbs}[f.second_flag]]
+
+
+def derived_batch_fixes(rollout_batch_size: int, n_samples_per_prompt: int, steps: int) -> list[BatchFix]:
+    """When slime derives the global batch from --num-steps-per-rollout and the division leaves a remainder:
+    the nearest step counts that divide the rollout, and the nearest rollout batch that the steps divide."""
+    rbs, n = rollout_batch_size, n_samples_per_prompt
+    samples = rbs * n
+    fixes = [BatchFix(variable="num_steps_per_rollout", flag="--num-steps-per-rollout", current=steps, value=s,
+                      message=f"set --num-steps-per-rollout {s} (global batch {samples // s})")
+             for s in _nearest_divisors(samples, steps)]
+    unit = steps // gcd(n, steps)  # rollout batches that make rbs x n a multiple of the steps
+    for value in _nearest_steps_with(unit, rbs):
+        fixes.append(BatchFix(variable="rollout_batch_size", flag="--rollout-batch-size", current=rbs, value=value,
+                              message=f"or set --rollout-batch-size {value} (global batch {value * n // steps})"))
     return fixes
 
 
@@ -246,17 +307,191 @@ def check_batch_equation(rollout_batch_size: int, n_samples_per_prompt: int | No
     if holds:
         behaviour = f"{how}; each rollout is exactly {taken} optimizer step(s) of {gbs} samples."
         return BatchResult(**base, status="ok", source=src, slime_behaviour=behaviour)
-    if dropped == 0:
-        # whole steps, but not the number given (a warning) or assumed (a note)
+    if dropped == 0 and not steps_given:
+        # nothing was said about steps: slime simply takes as many whole steps as fit, which is valid
         return BatchResult(
-            **base, status="warning" if steps_given else "info", code="BATCH002", source=src,
+            **base, status="ok", source=src,
+            slime_behaviour=(f"{how}; with --num-steps-per-rollout absent the check above assumes 1 step, but slime "
+                             f"itself takes {samples} // {gbs} = {taken} optimizer steps of {gbs} per rollout and "
+                             "drops nothing, which is a valid setting."))
+    if dropped == 0:
+        # whole steps, but not the number given
+        return BatchResult(
+            **base, status="warning", code="BATCH002", source=src,
             fixes=exact_fixes(rbs, n, gbs, steps, steps_given=steps_given),
             slime_behaviour=(f"{how}; each rollout of {samples} samples is {taken} optimizer steps of {gbs}, not "
                              f"{steps}."))
-    fixes = exact_fixes(rbs, n, gbs, steps, steps_given=steps_given)
+    if steps_given and global_batch_size is None:
+        fixes = derived_batch_fixes(rbs, n, steps)
+    else:
+        fixes = exact_fixes(rbs, n, gbs, steps, steps_given=steps_given)
     if not steps_given:
         fixes.extend(nearest_whole_step_batches(samples, gbs))
     return BatchResult(
         **base, status="warning", code="BATCH001", source=src, fixes=fixes,
         slime_behaviour=(f"{how}; each rollout of {samples} samples makes {taken} optimizer step(s) of {gbs} and "
-                         f"the last {dropped} samples of every rollout are never trained on."))
+                         f"the last {_samples(dropped)} of every rollout {'is' if dropped == 1 else 'are'} never trained on."))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The batch-size calculator: the equation plus the parallel layout Megatron checks at start-up
+# ---------------------------------------------------------------------------------------------------
+
+SRC_MICRO_DEFAULT = slime_source("slime/utils/arguments.py", 717)
+SRC_CALCULATOR_INIT = slime_source("slime/backends/megatron_utils/initialize.py", 79)
+SRC_MICRO_DIVISIBLE = megatron_source("megatron/core/num_microbatches_calculator.py", 340)
+SRC_WORLD_DIVISIBLE = megatron_source("megatron/training/arguments.py", 317)
+SRC_DATA_PARALLEL = megatron_source("megatron/training/arguments.py", 328)
+
+
+class BatchPlanInputs(BaseModel):
+    """What the calculator is given; any value may be absent (None) except the rollout batch size."""
+
+    rollout_batch_size: int | None = None
+    n_samples_per_prompt: int | None = None
+    global_batch_size: int | None = None
+    num_steps_per_rollout: int | None = None
+    training_gpus: int | None = None
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    context_parallel: int = 1
+    micro_batch_size: int | None = None
+    dynamic_batching: bool = False
+    num_rollout: int | None = None
+
+
+class LayoutCheck(BaseModel):
+    """One start-up check of the parallel layout: what holds or fails, with exact fixes and the source."""
+
+    status: Status
+    message: str
+    fixes: list[str] = Field(default_factory=list)
+    source: str
+
+
+class BatchPlan(BaseModel):
+    """What slime and Megatron do with exactly these numbers."""
+
+    inputs: BatchPlanInputs
+    problem: str | None = Field(default=None, description="an input that is not usable, in plain words")
+    equation: BatchResult | None = None
+    data_parallel_size: int | None = None
+    micro_batches_per_step: int | None = None
+    layout: list[LayoutCheck] = Field(default_factory=list)
+    total_optimizer_steps: int | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def status(self) -> Status:
+        """The worst status of the equation and the layout checks ("error" when an input is unusable)."""
+        if self.problem:
+            return "error"
+        statuses = [c.status for c in self.layout] + ([self.equation.status] if self.equation else [])
+        for s in ("error", "warning", "info"):
+            if s in statuses:
+                return s
+        return "ok"
+
+
+def _nearest_divisors(value: int, around: int) -> list[int]:
+    """The divisors of `value` just below and just above `around` (those that exist)."""
+    divs = divisors(value)
+    below = [d for d in divs if d < around]
+    above = [d for d in divs if d > around]
+    return ([below[-1]] if below else []) + ([above[0]] if above else [])
+
+
+def _micro_fixes(samples: int, gbs: int, mbs: int, dp: int, steps: int | None) -> list[str]:
+    """Exact ways to make the global batch a multiple of micro batch x data-parallel size."""
+    unit = mbs * dp
+    fixes = []
+    if steps is not None:  # the global batch is derived: change the step count
+        near = [s for s in range(max(1, steps - 8), steps + 9)
+                if s != steps and samples // s >= unit and (samples // s) % unit == 0]
+        below = [s for s in near if s < steps][-1:]
+        above = [s for s in near if s > steps][:1]
+        fixes += [f"set --num-steps-per-rollout {s} (global batch {samples // s})" for s in below + above]
+    else:
+        choices = [v for v in ((gbs // unit) * unit, (gbs // unit + 1) * unit) if v >= unit]
+        fixes.append(f"set --global-batch-size {' or '.join(str(v) for v in choices)} "
+                     f"(multiples of {mbs} x {dp} = {unit})")
+    good_mbs = [d for d in divisors(gbs) if d <= mbs and (gbs // d) % dp == 0]
+    if good_mbs and good_mbs[-1] != mbs:
+        fixes.append(f"or set --micro-batch-size {good_mbs[-1]}")
+    if not fixes:
+        fixes.append(f"make the global batch a multiple of {unit}, or use fewer data-parallel ranks")
+    return fixes
+
+
+def plan_batch(inputs: BatchPlanInputs) -> BatchPlan:
+    """Run the batch equation and Megatron's start-up checks of the layout on exactly these numbers."""
+    plan = BatchPlan(inputs=inputs)
+    if inputs.rollout_batch_size is None:
+        plan.problem = "Enter --rollout-batch-size: slime requires it."
+        return plan
+    for name, value, low in (("training GPUs", inputs.training_gpus, 1), ("TP", inputs.tensor_parallel, 1),
+                             ("PP", inputs.pipeline_parallel, 1), ("CP", inputs.context_parallel, 1),
+                             ("--micro-batch-size", inputs.micro_batch_size, 1), ("--num-rollout", inputs.num_rollout, 0)):
+        if value is not None and not (low <= value <= MAX_BATCH_VALUE):
+            plan.problem = f"{name} must be a whole number from {low} to {MAX_BATCH_VALUE:,}, not {value}."
+            return plan
+    mbs = inputs.micro_batch_size if inputs.micro_batch_size is not None else 1
+    model_parallel = inputs.tensor_parallel * inputs.pipeline_parallel * inputs.context_parallel
+    dp = None
+    if inputs.training_gpus is not None and inputs.training_gpus % model_parallel == 0:
+        dp = inputs.training_gpus // model_parallel
+    try:
+        eq = check_batch_equation(inputs.rollout_batch_size, inputs.n_samples_per_prompt, inputs.global_batch_size,
+                                  inputs.num_steps_per_rollout, num_rollout=inputs.num_rollout,
+                                  default_global_batch_size=mbs * dp if dp else None)
+    except BatchInputError as exc:
+        plan.problem = str(exc)
+        return plan
+    plan.equation = eq
+    if inputs.num_rollout is not None and eq.steps_per_rollout is not None:
+        plan.total_optimizer_steps = eq.steps_per_rollout * inputs.num_rollout
+        if eq.total_train_steps is not None and eq.total_train_steps != plan.total_optimizer_steps:
+            plan.notes.append(
+                f"slime sizes the learning-rate schedule for {eq.total_train_steps} steps (--num-rollout x samples "
+                f"per rollout // global batch), while training takes {plan.total_optimizer_steps} "
+                f"({SRC_TRAIN_ITERS}); set --lr-decay-iters to control the decay exactly.")
+    if inputs.micro_batch_size is None:
+        plan.notes.append(f"--micro-batch-size is absent: slime's default 1 is used ({SRC_MICRO_DEFAULT}).")
+    if inputs.training_gpus is None:
+        plan.notes.append("Enter the training GPUs to check Megatron's start-up rules for this layout.")
+        return plan
+    if dp is None:
+        fits = [g for g in _nearest_divisors(inputs.training_gpus, model_parallel) if g >= 1]
+        plan.layout.append(LayoutCheck(
+            status="error", source=SRC_WORLD_DIVISIBLE,
+            message=(f"{inputs.training_gpus} training GPUs do not split into model replicas of TP x PP x CP = "
+                     f"{model_parallel}: Megatron stops at start-up."),
+            fixes=[f"use a multiple of {model_parallel} training GPUs"]
+            + ([f"or a TP x PP x CP product that divides {inputs.training_gpus}, e.g. {', '.join(map(str, fits))}"]
+               if fits else [])))
+        return plan
+    plan.data_parallel_size = dp
+    plan.layout.append(LayoutCheck(
+        status="ok", source=SRC_DATA_PARALLEL,
+        message=f"data-parallel size = {inputs.training_gpus} GPUs / (TP x PP x CP = {model_parallel}) = {dp}."))
+    gbs = eq.effective_global_batch_size
+    if gbs is None or gbs < 1:
+        return plan
+    unit = mbs * dp
+    when = ("even with dynamic batching on: slime still starts Megatron's micro-batch calculator with "
+            "--micro-batch-size" if inputs.dynamic_batching else "")
+    if gbs % unit:
+        plan.layout.append(LayoutCheck(
+            status="error", source=SRC_MICRO_DIVISIBLE,
+            message=(f"The global batch {gbs} is not a multiple of micro batch {mbs} x data-parallel size {dp} = "
+                     f"{unit}: Megatron's micro-batch calculator stops at start-up ({SRC_CALCULATOR_INIT})"
+                     + (f", {when}." if when else ".")),
+            fixes=_micro_fixes(eq.samples_per_rollout, gbs, mbs, dp, inputs.num_steps_per_rollout)))
+        return plan
+    plan.micro_batches_per_step = gbs // unit
+    plan.layout.append(LayoutCheck(
+        status="ok", source=SRC_MICRO_DIVISIBLE,
+        message=(f"The global batch {gbs} = {plan.micro_batches_per_step} micro-batch(es) of {mbs} on each of "
+                 f"{dp} data-parallel ranks" + (" (with dynamic batching, samples are packed by tokens instead, "
+                                                 "but this start-up check still applies)." if when else "."))))
+    return plan

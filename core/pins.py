@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from urllib.parse import quote
+
 SLIME_COMMIT = "624b824a898ab0ec1fcb4d373004c7f3852bf515"
 SLIME_SHORT = SLIME_COMMIT[:8]
 SLIME_DATE = "2026-08-21"
@@ -33,3 +36,45 @@ def sglang_source(path: str, line: int | None = None) -> str:
 
 def _cite(path: str, line: int | None, pin: str) -> str:
     return f"{path}:{line}@{pin}" if line else f"{path}@{pin}"
+
+
+ROUTER_PIN = "sglang-router-0.3.2"
+_BLOB = {
+    SLIME_SHORT: f"https://github.com/THUDM/slime/blob/{SLIME_COMMIT}/",
+    SLIME_COMMIT: f"https://github.com/THUDM/slime/blob/{SLIME_COMMIT}/",
+    MEGATRON_SHORT: f"https://github.com/NVIDIA/Megatron-LM/blob/{MEGATRON_COMMIT}/",
+    MEGATRON_COMMIT: f"https://github.com/NVIDIA/Megatron-LM/blob/{MEGATRON_COMMIT}/",
+    SGLANG_VERSION: f"https://github.com/sgl-project/sglang/blob/{SGLANG_VERSION}/",
+}
+_CITATION = re.compile(r"^(?P<path>[A-Za-z0-9_.\-/]+?)(?::(?P<first>\d+)(?:-(?P<last>\d+))?)?@(?P<pin>[A-Za-z0-9_.\-]+)$")
+_INLINE_CITATION = re.compile(r"(?<!\[)`([A-Za-z0-9_.\-/]+(?::\d+(?:-\d+)?)?@[A-Za-z0-9_.\-]+)`")
+
+
+def source_url(citation: str) -> str | None:
+    """The web address of a citation: the upstream file at the pinned commit, at its lines (`#L10-L12`).
+
+    URLs pass through; the router (read from its PyPI wheel) links to that release; anything else is None."""
+    citation = citation.strip()
+    if citation.startswith(("https://", "http://")):
+        return citation
+    m = _CITATION.match(citation)
+    if not m:
+        return None
+    if m["pin"] == ROUTER_PIN:
+        return "https://pypi.org/project/sglang-router/0.3.2/"
+    base = _BLOB.get(m["pin"])
+    if base is None:
+        return None
+    anchor = ""
+    if m["first"]:
+        anchor = f"#L{m['first']}" + (f"-L{m['last']}" if m["last"] else "")
+    return base + quote(m["path"]) + anchor
+
+
+def link_citations(markdown: str) -> str:
+    """Markdown with every backticked `path:line@pin` citation made a link to its upstream lines."""
+    def _link(m: re.Match[str]) -> str:
+        url = source_url(m.group(1))
+        return f"[`{m.group(1)}`]({url})" if url else m.group(0)
+
+    return _INLINE_CITATION.sub(_link, markdown)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.batch import BatchInputError, BatchResult, check_batch_equation
 from core.cli.check_args import report_json
 from core.data.rules import DataKeys, keys_from_launch
 from core.findings import Severity, dumps
@@ -15,7 +14,7 @@ from core.launch.check import CheckOptions, CheckReport, check_launch_script, ch
 from core.launch.script import MAX_SCRIPT_CHARS
 from core.memory.profile import MAX_GPUS
 from core.paths import PathRefused, resolve_allowed
-from core.pins import SLIME_SHORT, megatron_source
+from core.pins import SLIME_SHORT
 from ui.common import (
     CHECKOUT_KEY,
     ensure_app_frame,
@@ -31,7 +30,6 @@ ensure_app_frame()
 
 PASTE, UPLOAD = "Paste", "Upload a file"
 AUTO = "from the script"
-_STATUS_BOX = {"ok": st.success, "info": st.info, "warning": st.warning, "error": st.error}
 
 
 def checkout_path() -> tuple[object | None, bool]:
@@ -92,45 +90,21 @@ def categories_table(report: CheckReport) -> None:
     st.dataframe(frame, hide_index=True, width="stretch", key="ca_categories")
 
 
-def prefill_batch(report: CheckReport | None) -> None:
-    """Load the script's batch numbers into the calculator when a new script brings different ones."""
+def open_in_calculator(report: CheckReport | None) -> None:
+    """A link to the batch-size calculator, carrying this script's batch numbers and GPUs when it has them."""
     batch = report.summary.get("batch") if report is not None else None
     if not batch:
+        st.page_link("pages/batch_calculator.py", label="Open the batch-size calculator", icon=":material/calculate:")
         return
-    numbers = (batch["rollout_batch_size"], batch["n_samples_per_prompt"], batch.get("global_batch_size") or 0,
-               batch.get("num_steps_per_rollout") or 0)
-    if st.session_state.get("ca_batch_from") != numbers:
-        st.session_state["ca_batch_from"] = numbers
-        for key, value in zip(("ca_rbs", "ca_n", "ca_gbs", "ca_steps"), numbers, strict=True):
-            st.session_state[key] = value
+    handed = {"rbs": batch["rollout_batch_size"], "n": batch["n_samples_per_prompt"],
+              "gbs": batch.get("global_batch_size"), "steps": batch.get("num_steps_per_rollout")}
 
+    def hand_over() -> None:
+        st.session_state["bc_prefill"] = handed
 
-def batch_calculator() -> BatchResult | None:
-    st.subheader("Batch calculator")
-    st.caption("rollout batch x samples per prompt = global batch x steps per rollout, checked exactly. "
-               "0 means the flag is absent. The numbers come from your script and can be edited.")
-    c1, c2, c3, c4 = st.columns(4)
-    rbs = c1.number_input("--rollout-batch-size", min_value=1, max_value=10**9, value=32, step=1, key="ca_rbs")
-    n = c2.number_input("--n-samples-per-prompt", min_value=1, max_value=10**9, value=8, step=1, key="ca_n")
-    gbs = c3.number_input("--global-batch-size (0: absent)", min_value=0, max_value=10**9, value=256, step=1,
-                          key="ca_gbs")
-    steps = c4.number_input("--num-steps-per-rollout (0: absent)", min_value=0, max_value=10**9, value=0, step=1,
-                            key="ca_steps")
-    try:
-        result = check_batch_equation(int(rbs), int(n), int(gbs) or None, int(steps) or None)
-    except BatchInputError as exc:
-        st.error(plain(str(exc)))
-        return None
-    _STATUS_BOX[result.status](plain(f"{result.equation}. {result.slime_behaviour}"))
-    for note in result.assumptions:
-        st.caption(plain(note))
-    if result.fixes:
-        st.markdown("**Exact fixes** (each one alone makes the equation hold):")
-        st.markdown("\n".join(f"- {plain(f.message)}" for f in result.fixes))
-    if result.code == "BATCH003":
-        st.caption(f"Megatron's fallback: {plain(megatron_source('megatron/training/arguments.py', 498))}")
-    st.caption(f"Source: {plain(result.source)}")
-    return result
+    if st.button("Open this script's batch sizes in the calculator", icon=":material/calculate:",
+                 key="ca_to_calculator", on_click=hand_over):
+        st.switch_page("pages/batch_calculator.py")
 
 
 def launch_keys_of(report: CheckReport) -> DataKeys | None:
@@ -208,7 +182,6 @@ if report is not None:
                        mime="application/json", key="ca_download")
     record(report)
 else:
-    st.info("Paste a launch script or upload one to check it. The batch calculator below works on its own.")
+    st.info("Paste a launch script or upload one to check it.")
 
-prefill_batch(report)
-batch_calculator()
+open_in_calculator(report)

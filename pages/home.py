@@ -1,4 +1,4 @@
-"""Home: the three first-visit questions, then a welcome back with the saved answers."""
+"""Home: the first-visit questions (model, data, GPUs), then a welcome back with the saved answers."""
 
 import streamlit as st
 
@@ -15,15 +15,16 @@ st.write("Correct, sourced guidance for RL post-training with slime: checks that
 profile = active_profile()
 
 if profile is None:
-    st.subheader("Three questions, asked once")
+    st.subheader("Your model, data and GPUs: asked once")
     with st.form("onboarding"):
-        model = st.text_input("Model name", placeholder="Qwen3-4B", key="onb_model",
+        model = st.text_input("Model name", placeholder="e.g. Qwen3-4B", key="onb_model",
                               help="The Hugging Face name or folder of the model you will train.")
-        data_path = st.text_input("JSONL data path", placeholder="/data/dapo-math-17k.jsonl", key="onb_data",
+        data_path = st.text_input("JSONL data path", placeholder="e.g. /data/dapo-math-17k.jsonl", key="onb_data",
                                   help="Path on the training machine; slime reads .jsonl or .parquet.")
         c1, c2 = st.columns(2)
-        gpus = c1.text_input("GPUs in total", value="8", key="onb_gpus")
-        per_node = c2.text_input("GPUs per node (if more than one node)", value="", key="onb_per_node")
+        gpus = c1.text_input("GPUs in total", placeholder="e.g. 8", key="onb_gpus")
+        per_node = c2.text_input("GPUs per node (optional: only for more than one node)", placeholder="e.g. 8",
+                                 key="onb_per_node")
         submitted = st.form_submit_button("Save", type="primary")
     if submitted:
         result = build_profile("default", model, data_path, gpus, per_node or None)

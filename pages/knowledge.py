@@ -5,6 +5,7 @@ import streamlit as st
 from core.knowledge.cards import load_cards, search_cards
 from core.knowledge.flags import link_flags
 from core.launch import load_catalog
+from core.pins import link_citations, source_url
 from ui.common import ensure_app_frame, plain
 
 ensure_app_frame()
@@ -24,8 +25,8 @@ if not hits:
 for card in hits:
     with st.expander(card.title, expanded=len(hits) == 1 or card.id == st.query_params.get("card")):
         st.caption(card.summary)
-        st.markdown(link_flags(card.body, known_flags))  # our own files; unsafe_allow_html stays False
-        st.caption("Sources: " + " · ".join(f"`{s}`" for s in card.sources)
-                   + f" · applies to slime {card.applies_to}")
+        st.markdown(link_flags(link_citations(card.body), known_flags))  # our own files; unsafe_allow_html stays False
+        st.caption("Sources: " + " · ".join(f"[`{s}`]({source_url(s)})" if source_url(s) else f"`{s}`"
+                                            for s in card.sources) + f" · applies to slime {card.applies_to}")
         if card.tags:
             st.caption("Tags: " + ", ".join(card.tags))

@@ -252,7 +252,9 @@ def test_batch_mismatch_under_slimes_assertion_lists_exact_fixes():
                              "--colocate"])
     hit = next(f for f in report.findings if f.code == "BATCH001")
     assert hit.severity.value == "error" and hit.card == "batch-size"
-    assert "set --global-batch-size 128 (now 100)" in hit.fix and "set --num-steps-per-rollout" not in hit.fix
+    assert "set --global-batch-size 128 (now 100)" in hit.fix
+    assert "set --num-steps-per-rollout 4 with --global-batch-size 64" in hit.fix  # a usable pair, not "none"
+    assert "set --num-steps-per-rollout 2 with" not in hit.fix  # steps are already 2: that is the single fix
     assert report.summary["batch"]["status"] == "error"
 
 

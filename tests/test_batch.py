@@ -11,7 +11,7 @@ from core.batch import BatchInputError, check_batch_equation, divisors, exact_fi
     ((32, 8, 256, None), "ok", None, 256, 1, 0),
     ((32, 8, 128, 2), "ok", None, 128, 2, 0),
     ((32, 8, None, 4), "ok", None, 64, 4, 0),
-    ((32, 8, 64, None), "info", "BATCH002", 64, 4, 0),      # whole steps, more than the assumed 1
+    ((32, 8, 64, None), "ok", None, 64, 4, 0),              # steps not given: slime takes 4, a valid setting
     ((32, 8, 100, None), "warning", "BATCH001", 100, 2, 56),  # the tail of every rollout is dropped
     ((10, 1, None, 3), "warning", "BATCH001", 3, 3, 1),       # floor division drops a sample
     ((10, 1, None, 4), "warning", "BATCH002", 2, 5, 0),       # asked 4 steps, slime takes 5
@@ -59,18 +59,23 @@ def test_every_suggested_value_satisfies_the_equation_exactly(rbs, n, gbs, steps
     for fix in exact_fixes(rbs, n, gbs, steps, steps_given=True):
         values = {"rollout_batch_size": rbs, "n_samples_per_prompt": n, "global_batch_size": gbs,
                   "num_steps_per_rollout": steps}
-        if fix.value is None:
-            assert "no whole value" in fix.message
-            continue
+        assert fix.value is not None, fix  # always a usable integer, alone or with a second flag
         values[fix.variable] = fix.value
+        if fix.second_flag:
+            values[fix.second_flag.removeprefix("--").replace("-", "_")] = fix.second_value
         assert values["rollout_batch_size"] * values["n_samples_per_prompt"] == \
             values["global_batch_size"] * values["num_steps_per_rollout"], fix
 
 
-def test_no_integer_fix_is_said_with_the_exact_fraction():
-    fixes = {f.variable: f for f in exact_fixes(32, 8, 100, 1, steps_given=True)}
-    assert fixes["rollout_batch_size"].value is None and "25/2" in fixes["rollout_batch_size"].message
-    assert fixes["global_batch_size"].value == 256
+def test_when_no_single_value_works_the_nearest_pairs_are_offered():
+    # 32 x 8 = 256 samples and 3 steps: no whole global batch works, so steps 2 or 4 come with it
+    pairs = [(f.value, f.second_value) for f in exact_fixes(32, 8, 100, 3, steps_given=True)
+             if f.variable == "global_batch_size"]
+    assert pairs == [(128, 2), (64, 4)]
+    # 32 x 8 with a global batch of 100 and 1 step: no whole rollout batch works alone
+    rbs = [(f.value, f.second_value) for f in exact_fixes(32, 8, 100, 1, steps_given=True)
+           if f.variable == "rollout_batch_size"]
+    assert rbs == [(25, 2)]
 
 
 def test_nearest_whole_step_batches_are_offered_when_steps_are_not_given():
@@ -95,3 +100,74 @@ def test_bad_numbers_get_a_specific_message(args, message):
 @pytest.mark.parametrize(("value", "expected"), [(1, [1]), (12, [1, 2, 3, 4, 6, 12]), (49, [1, 7, 49])], ids=str)
 def test_divisors(value, expected):
     assert divisors(value) == expected
+
+
+# -- the calculator: the equation plus Megatron's start-up checks of the layout -------------------------
+
+from core.batch import BatchPlanInputs, plan_batch  # noqa: E402
+
+
+def test_calculator_says_slime_derives_four_steps_and_that_it_is_valid():
+    plan = plan_batch(BatchPlanInputs(rollout_batch_size=32, n_samples_per_prompt=8, global_batch_size=64,
+                                      training_gpus=8))
+    assert plan.status == "ok" and plan.equation.steps_per_rollout == 4
+    assert "assumes 1 step" in plan.equation.slime_behaviour and "4 optimizer steps" in plan.equation.slime_behaviour
+    assert plan.data_parallel_size == 8 and plan.micro_batches_per_step == 8
+
+
+def test_dynamic_batching_does_not_skip_the_start_up_divisibility_check():
+    # 32 x 8 // 3 = 85 samples per step; 4 data-parallel ranks x micro batch 1 do not divide 85
+    plan = plan_batch(BatchPlanInputs(rollout_batch_size=32, n_samples_per_prompt=8, num_steps_per_rollout=3,
+                                      training_gpus=8, tensor_parallel=2, dynamic_batching=True))
+    assert plan.equation.effective_global_batch_size == 85 and plan.data_parallel_size == 4
+    failing = [c for c in plan.layout if c.status == "error"]
+    assert len(failing) == 1 and "85" in failing[0].message and "dynamic batching" in failing[0].message
+    assert failing[0].source.startswith("megatron/core/num_microbatches_calculator.py:340@")
+    assert failing[0].fixes[:2] == ["set --num-steps-per-rollout 2 (global batch 128)",
+                                   "set --num-steps-per-rollout 4 (global batch 64)"]
+
+
+def test_gpus_that_do_not_split_into_model_replicas_stop_megatron():
+    plan = plan_batch(BatchPlanInputs(rollout_batch_size=32, n_samples_per_prompt=8, global_batch_size=256,
+                                      training_gpus=6, tensor_parallel=4))
+    assert plan.status == "error" and plan.data_parallel_size is None
+    assert "6 training GPUs" in plan.layout[0].message
+
+
+def test_total_optimizer_steps_for_the_run():
+    plan = plan_batch(BatchPlanInputs(rollout_batch_size=32, n_samples_per_prompt=8, global_batch_size=64,
+                                      num_rollout=100))
+    assert plan.total_optimizer_steps == 400
+    assert any("training GPUs" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize(("inputs", "words"), [
+    (BatchPlanInputs(), "--rollout-batch-size"),
+    (BatchPlanInputs(rollout_batch_size=32, training_gpus=0), "training GPUs"),
+    (BatchPlanInputs(rollout_batch_size=32, micro_batch_size=10**12), "--micro-batch-size"),
+    (BatchPlanInputs(rollout_batch_size=32, global_batch_size=-4), "--global-batch-size"),
+], ids=str)
+def test_unusable_inputs_get_a_sentence_not_an_exception(inputs, words):
+    plan = plan_batch(inputs)
+    assert plan.status == "error" and words in plan.problem and plan.equation is None
+
+
+def test_a_derived_global_batch_with_a_remainder_gets_step_and_rollout_fixes():
+    r = check_batch_equation(32, 8, None, 3)
+    assert [f.message for f in r.fixes] == [
+        "set --num-steps-per-rollout 2 (global batch 128)", "set --num-steps-per-rollout 4 (global batch 64)",
+        "or set --rollout-batch-size 30 (global batch 80)", "or set --rollout-batch-size 33 (global batch 88)"]
+
+
+def test_actual_steps_and_the_learning_rate_schedule_are_told_apart():
+    plan = plan_batch(BatchPlanInputs(rollout_batch_size=32, n_samples_per_prompt=8, num_steps_per_rollout=3,
+                                      num_rollout=100))
+    assert plan.total_optimizer_steps == 300
+    assert any("301 steps" in n and "--lr-decay-iters" in n for n in plan.notes)
+
+
+def test_neither_flag_falls_back_to_micro_batch_times_data_parallel():
+    plan = plan_batch(BatchPlanInputs(rollout_batch_size=32, n_samples_per_prompt=8, training_gpus=8,
+                                      tensor_parallel=2))
+    assert plan.equation.effective_global_batch_size == 4 and plan.equation.steps_per_rollout == 64
+    assert "Megatron falls back" in plan.equation.slime_behaviour

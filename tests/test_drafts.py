@@ -392,3 +392,13 @@ def test_built_in_reward_types_cite_where_their_list_starts():
     first = lines[int(m.group(2)) - 1]
     assert re.search(r'\bif rm_type == "\w+"', first), first
     assert not any('rm_type == "' in line for line in lines[:int(m.group(2)) - 1])
+
+
+def test_one_batch_problem_is_said_once_and_the_drafts_own_probe_is_not_a_finding():
+    request = DraftRequest.from_profile(Profile(model="Qwen3-4B", data_path="/d/t.jsonl", gpus_total=8), "grpo",
+                                        colocate=True, rollout_batch_size=32,
+                                        n_samples_per_prompt=8, global_batch_size=100)
+    draft = draft_launch_script(request)
+    codes = [f.code for f in draft.findings]
+    assert "DRF020" not in codes and sum(c.startswith("BATCH") for c in codes) == 1
+    assert "SCRIPT004" not in codes

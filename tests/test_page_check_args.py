@@ -26,15 +26,14 @@ def test_page_asks_for_a_profile_first(app_env, make_app):
     assert not at.exception and any("first" in i.value for i in at.info)
 
 
-def test_calculator_works_without_a_script(app_env, make_app):
+def test_the_calculator_has_its_own_page_and_takes_the_scripts_numbers(app_env, make_app):
     saved(app_env)
     at = make_app(PAGE).run()
+    assert not at.exception and [n.key for n in at.number_input] == ["ca_gpus"]  # the calculator moved out
+    at.text_area(key="ca_text").input((FIXTURES / "good_colocate.sh").read_text()).run()
+    at.button(key="ca_to_calculator").click().run()
     assert not at.exception
-    assert at.number_input(key="ca_gpus").value == 8
-    assert "256 x 1 = 256" in texts(at.success)
-    at.number_input(key="ca_gbs").set_value(100).run()
-    assert "never trained on" in texts(at.warning)
-    assert "set --global-batch-size 256 (now 100)" in texts(at.markdown)
+    assert at.number_input(key="bc_gbs").value == 128 and at.number_input(key="bc_rbs").value == 16
 
 
 def test_pasted_script_shows_findings_categories_and_records(app_env, make_app):
@@ -46,7 +45,6 @@ def test_pasted_script_shows_findings_categories_and_records(app_env, make_app):
     assert "ARG001" in errors and "n-sample-per-prompt" in errors and "BATCH004" in errors
     frame = at.dataframe[0].value
     assert dict(zip(frame["flag"], frame["owner"], strict=True))["--n-sample-per-prompt"] == "unknown"
-    assert at.number_input(key="ca_rbs").value == 32 and at.number_input(key="ca_n").value == 1
     rec = store.get_record("default", "check_args")
     assert rec is not None and rec.status == "started" and any("ARG001" in t for t in rec.todo_items)
 
@@ -57,7 +55,6 @@ def test_clean_script_records_done(app_env, make_app):
     at.text_area(key="ca_text").input((FIXTURES / "good_colocate.sh").read_text()).run()
     assert not at.exception and "No errors" in texts(at.success)
     assert store.get_record("default", "check_args").status == "done"
-    assert at.number_input(key="ca_gbs").value == 128
 
 
 def test_gpu_count_from_profile_feeds_the_layout_check(app_env, make_app):

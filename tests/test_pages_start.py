@@ -32,6 +32,17 @@ def test_first_visit_rejects_bad_answers_specifically(app_env, make_app):
     assert Store(app_env).active_profile() is None
 
 
+def test_empty_answers_get_sentences_for_people_and_fields_start_empty(app_env, make_app):
+    at = make_app().run()
+    assert [t.value for t in at.text_input] == ["", "", "", ""]  # placeholders only, no pre-filled values
+    assert all(t.placeholder.startswith("e.g. ") for t in at.text_input)
+    at.button[0].click().run()
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert len(errors) == 3 and not any("String should" in e or "character" in e for e in errors)
+    assert any("for example Qwen3-4B" in e for e in errors) and any("how many GPUs" in e for e in errors)
+    assert Store(app_env).active_profile() is None
+
+
 def test_saved_answers_are_not_asked_again(app_env, make_app):
     Store(app_env).save_profile(Profile(model="GLM4-9B", data_path="/d/x.jsonl", gpus_total=4))
     at = make_app().run()
@@ -78,7 +89,7 @@ def test_hostile_data_path_is_shown_inert_on_every_page(app_env, make_app):
         assert not at.exception
         rendered = [e.value for e in (*at.markdown, *at.caption, *at.info, *at.success, *at.warning)]
         rendered += [c.label for c in at.checkbox]
-        active = re.compile(r"(?<!\\)\]\(http|(?<!\\)<img")  # an unescaped link target or tag
+        active = re.compile(r"(?<!\\)\]\(http://attacker|(?<!\\)<img")  # the user's link or tag, live
         assert not any(active.search(t) for t in rendered), page
         assert any("attacker" in t for t in rendered), page  # the value is shown, escaped
 

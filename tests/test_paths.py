@@ -70,3 +70,28 @@ def test_a_link_refusal_names_the_typed_path_not_its_target(tree):
     with pytest.raises(PathRefused) as exc:
         resolve_allowed(str(root / "link.jsonl"), roots=[root.resolve()])
     assert str(outside) not in str(exc.value) and "link.jsonl" in str(exc.value)
+
+
+# -- citations link to the upstream lines ---------------------------------------------------------------
+
+from core.pins import link_citations, source_url  # noqa: E402
+
+
+def test_citations_link_to_the_pinned_upstream_lines():
+    assert source_url("slime/utils/arguments.py:688-717@624b824a") == (
+        "https://github.com/THUDM/slime/blob/624b824a898ab0ec1fcb4d373004c7f3852bf515/slime/utils/arguments.py"
+        "#L688-L717")
+    assert source_url("megatron/training/arguments.py:498@1dcf0daf").endswith(
+        "/NVIDIA/Megatron-LM/blob/1dcf0dafa884ad52ffb243625717a3471643e087/megatron/training/arguments.py#L498")
+    assert source_url("python/sglang/srt/server_args.py@v0.5.15.post1") == (
+        "https://github.com/sgl-project/sglang/blob/v0.5.15.post1/python/sglang/srt/server_args.py")
+    assert source_url("sglang_router/router_args.py:826@sglang-router-0.3.2").startswith("https://pypi.org/")
+    assert source_url("not a citation") is None and source_url("x.py@unknownpin") is None
+
+
+def test_inline_citations_in_markdown_become_links_and_nothing_else_changes():
+    text = "see `slime/utils/data.py:31@624b824a` and `--flag`"
+    out = link_citations(text)
+    assert out.startswith("see [`slime/utils/data.py:31@624b824a`](https://github.com/THUDM/slime/blob/")
+    assert out.endswith("#L31) and `--flag`")
+    assert link_citations(out) == out  # already linked: left alone

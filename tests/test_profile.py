@@ -56,3 +56,13 @@ def test_model_names_match_slimes_model_scripts(name, status, script):
 def test_non_ascii_digits_are_refused_not_crashed(gpus):
     result = build_profile("default", "Qwen3-4B", "/d/t.jsonl", gpus)
     assert result.profile is None and "not a whole number" in result.errors["gpus_total"]
+
+
+def test_onboarding_messages_never_carry_library_wording():
+    from core.memory.onboarding import build_profile
+
+    long_model = build_profile("default", "m" * 500, "/d/x.jsonl", "8")
+    assert long_model.errors["model"] == "Model: this is longer than the 200 characters we keep"
+    big_node = build_profile("default", "Qwen3-4B", "/d/x.jsonl", "8", "2000")
+    assert "GPUs per node" in big_node.errors["gpus_per_node"] and "2000" not in big_node.errors["gpus_per_node"]
+    assert "at most 1024" in big_node.errors["gpus_per_node"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from urllib.parse import quote
 
 import streamlit as st
 
@@ -12,6 +13,7 @@ from core.findings import Finding, Severity, count_by_severity
 from core.knowledge.cards import get_card
 from core.memory.profile import Profile, SavedLaunchKeys, WorkflowRecord
 from core.memory.store import Store
+from core.pins import source_url
 
 FRAME_KEY = "_slime_assistant_frame"
 CHECKOUT_KEY = "slime_checkout"  # the user's slime checkout, set on the launch-script checker, followed elsewhere
@@ -123,13 +125,16 @@ def show_findings(findings: list[Finding], *, key_prefix: str, empty_message: st
                 lines = [f"{f.code} · {where}{f.message}{flag}"]
                 if f.fix:
                     lines.append(f"Fix: {f.fix}")
+                text = plain("\n\n".join(lines))
                 if f.source:
-                    lines.append(f"Source: {f.source}")
+                    url = source_url(f.source)
+                    text += f"\n\nSource: [{plain(f.source)}]({url})" if url else f"\n\nSource: {plain(f.source)}"
                 card = get_card(f.card) if f.card else None
                 if card:
-                    lines.append(f"Read more: knowledge card '{card.title}'")
-                link = f"\n\nFlag reference: {flag_link(f.flag)}" if f.flag and f.flag.startswith("--") else ""
-                box(plain("\n\n".join(lines)) + link, icon=icon)
+                    text += f"\n\n[Read more: knowledge card '{plain(card.title)}'](knowledge?card={quote(card.id)})"
+                if f.flag and f.flag.startswith("--"):
+                    text += f"\n\nFlag reference: {flag_link(f.flag)}"
+                box(text, icon=icon)
 
 
 def ask_box(where: str) -> None:

@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check-data": ("core.cli.check_data", "check a .jsonl/.parquet prompt file the way slime's loader reads it"),
     "logs": ("core.cli.logs", "read slime TensorBoard logs: tags, step ranges, health verdicts"),
     "draft": ("core.cli.draft", "draft a GRPO or async launch script (printed, never run)"),
+    "batch": ("core.cli.batch", "work out what slime does with a set of batch sizes and a GPU layout"),
     "ask": ("core.cli.ask", "search cards, flags, rules, slime's error messages and model scripts"),
 }
 

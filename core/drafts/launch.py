@@ -769,7 +769,7 @@ def build_script(request: DraftRequest, layout: GpuLayout, batch: BatchPlan, mod
         "fi",
         "",
         "export PYTHONUNBUFFERED=1",
-        "NVLINK_COUNT=$(nvidia-smi topo -m 2>/dev/null | grep -o 'NV[0-9][0-9]*' | wc -l)",
+        NVLINK_PROBE,
         'if [ "$NVLINK_COUNT" -gt 0 ]; then HAS_NVLINK=1; else HAS_NVLINK=0; fi',
         "",
         "set -ex",
@@ -877,6 +877,21 @@ def run_launch_checker(script: str, gpus: int) -> list[Finding] | None:
     return list(report.findings)
 
 
+NVLINK_PROBE = "NVLINK_COUNT=$(nvidia-smi topo -m 2>/dev/null | grep -o 'NV[0-9][0-9]*' | wc -l)"
+DRAFT_BATCH_CODES = {"DRF020", "DRF021"}
+
+
+def merge_checker_findings(draft_findings: list[Finding], checked: list[Finding], script: str) -> list[Finding]:
+    """The draft's own findings plus the checker's, each problem said once: the checker's batch finding
+    (with its exact fixes) replaces the draft's batch warning, and the note about command substitutions is
+    dropped when the only one is the draft's own NVLink probe, which sets no flag."""
+    probe_lines = {i for i, line in enumerate(script.splitlines(), start=1) if line == NVLINK_PROBE}
+    kept = [f for f in checked if not (f.code == "SCRIPT004" and f.flag is None and f.line in probe_lines)]
+    if any(f.code.startswith("BATCH") for f in kept):
+        draft_findings = [f for f in draft_findings if f.code not in DRAFT_BATCH_CODES]
+    return draft_findings + kept
+
+
 def draft_filename(request: DraftRequest) -> str:
     slug = re.sub(r"[^A-Za-z0-9.]+", "-", _model_base(request.model)).strip("-.") or "model"
     return f"run-{request.kind}-{slug[:60]}.sh"
@@ -913,7 +928,7 @@ def draft_launch_script(request: DraftRequest,
         findings.append(_finding("DRF050", Severity.WARNING, "The launch-argument checker is not available in "
                                  "this build, so this draft was not checked and is not offered as ready."))
     else:
-        findings += checked_findings
+        findings = merge_checker_findings(findings, checked_findings, script)
     return Draft(request=request, script=script, summary_markdown=summary, filename=draft_filename(request),
                  layout=layout, batch=batch, model_script=model_script, findings=sort_and_dedupe(findings),
                  checked=checked, checks=checks)

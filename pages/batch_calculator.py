@@ -1,0 +1,137 @@
+"""Batch-size calculator: what slime and Megatron do with exactly these batch sizes and this GPU layout."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.batch import BATCH_CARD, BatchPlan, BatchPlanInputs, plan_batch
+from core.memory.profile import MAX_GPUS
+from ui.common import active_profile, ensure_app_frame, plain
+
+ensure_app_frame()
+
+PREFILL_KEY = "bc_prefill"  # set by other pages (e.g. the launch-script checker) before switching here
+_BOX = {"ok": st.success, "info": st.info, "warning": st.warning, "error": st.error}
+_ICON = {"ok": ":material/check_circle:", "info": ":material/info:", "warning": ":material/warning:",
+         "error": ":material/error:"}
+
+
+LINK_KEYS = ("rbs", "n", "gbs", "steps", "gpus", "tp", "pp", "cp", "mbs", "num_rollout", "dynamic")
+DEFAULTS = {"bc_rbs": 32, "bc_n": 8, "bc_gbs": 256, "bc_steps": None, "bc_tp": 1, "bc_pp": 1, "bc_cp": 1,
+            "bc_mbs": None, "bc_num_rollout": None, "bc_dynamic": False}
+
+
+def seed_inputs() -> None:
+    """Every input starts in session state (so no widget gets a second default): the GPU count from the
+    profile, the rest from slime's example; numbers handed over by another page win."""
+    if "bc_gpus" not in st.session_state:
+        profile = active_profile()
+        st.session_state["bc_gpus"] = profile.gpus_total if profile else None
+    for key, value in DEFAULTS.items():
+        st.session_state.setdefault(key, value)
+    handed = st.session_state.pop(PREFILL_KEY, None) or numbers_from_link()
+    if handed:
+        for key, value in handed.items():
+            st.session_state[f"bc_{key}"] = value
+
+
+def numbers_from_link() -> dict[str, int | bool | None] | None:
+    """Numbers carried by a link (the batch-size card's examples): `?rbs=32&n=8&steps=3&gpus=8&tp=2`.
+    Applied once per distinct link; anything that is not a whole number in range is ignored, and said so."""
+    query = {k: st.query_params[k] for k in LINK_KEYS if k in st.query_params}
+    if not query or st.session_state.get("bc_link_applied") == query:
+        return None
+    st.session_state["bc_link_applied"] = query
+    numbers: dict[str, int | bool | None] = {}
+    for key, text in query.items():
+        if key == "dynamic":
+            numbers[key] = text == "1"
+        elif text == "":
+            numbers[key] = None  # the flag is absent
+        elif text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= 10**9:
+            numbers[key] = int(text)
+        else:
+            st.session_state["bc_link_ignored"] = key
+    return numbers
+
+
+def number(column, label: str, key: str, *, minimum: int = 1, maximum: int = 10**9, help: str | None = None):
+    # value=None lets a box be empty (the flag is absent); the value itself lives in session state
+    return column.number_input(label, min_value=minimum, max_value=maximum, value=None, step=1, key=key,
+                               help=help, placeholder="absent")
+
+
+def show_plan(plan: BatchPlan) -> None:
+    if plan.problem:
+        st.error(plain(plan.problem), icon=":material/error:")
+        return
+    eq = plan.equation
+    headline = {"ok": "slime and Megatron accept these numbers.", "info": "Accepted, with a note below.",
+                "warning": "Accepted, but not what you probably want: see below.",
+                "error": "slime or Megatron would stop at start-up with these numbers."}[plan.status]
+    _BOX[plan.status](headline, icon=_ICON[plan.status])
+    st.markdown("#### The batch equation")
+    st.code(eq.equation, language=None)
+    st.markdown(plain(eq.slime_behaviour))
+    for note in eq.assumptions:
+        st.caption(plain(note))
+    if eq.fixes:
+        st.markdown("**Exact fixes** (each one, alone or with the flag it names, makes the numbers fit):")
+        st.markdown("\n".join(f"- {plain(f.message)}" for f in eq.fixes))
+    st.caption(f"Source: {plain(eq.source)}")
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Samples per rollout", eq.samples_per_rollout)
+    m2.metric("Global batch slime uses", eq.effective_global_batch_size if eq.effective_global_batch_size is not None
+              else "unknown")
+    m3.metric("Optimizer steps per rollout", eq.steps_per_rollout if eq.steps_per_rollout is not None else "unknown")
+    m4.metric("Samples dropped per rollout", eq.dropped_samples_per_rollout
+              if eq.dropped_samples_per_rollout is not None else "unknown")
+    if plan.layout:
+        st.markdown("#### Megatron's start-up checks for this layout")
+        for check in plan.layout:
+            _BOX[check.status](plain(check.message), icon=_ICON[check.status])
+            if check.fixes:
+                st.markdown("\n".join(f"- {plain(f)}" for f in check.fixes))
+            st.caption(f"Source: {plain(check.source)}")
+    if plan.total_optimizer_steps is not None:
+        st.metric(f"Optimizer steps over {plan.inputs.num_rollout} rollouts", plan.total_optimizer_steps)
+    for note in plan.notes:
+        st.caption(plain(note))
+
+
+st.title("Batch-size calculator")
+st.markdown(
+    "One rollout makes `--rollout-batch-size` x `--n-samples-per-prompt` samples; training splits them into "
+    "optimizer steps of `--global-batch-size`. Enter what your launch sets (leave a box empty when the flag is "
+    "absent) and see exactly what slime derives, what it drops, and whether Megatron accepts the layout.")
+st.page_link("pages/knowledge.py", label="Read the batch-size card", icon=":material/menu_book:",
+             query_params={"card": BATCH_CARD})
+seed_inputs()
+if ignored := st.session_state.pop("bc_link_ignored", None):
+    st.caption(f"The link's value for '{plain(ignored)}' is not a whole number in range, so it was left out.")
+
+st.markdown("#### Batch sizes")
+c1, c2, c3, c4 = st.columns(4)
+rbs = number(c1, "--rollout-batch-size", "bc_rbs", help="prompts per rollout (required by slime)")
+n = number(c2, "--n-samples-per-prompt", "bc_n", help="responses per prompt; slime's default is 1")
+gbs = number(c3, "--global-batch-size", "bc_gbs", help="samples per optimizer step; empty when absent")
+steps = number(c4, "--num-steps-per-rollout", "bc_steps", help="empty when absent")
+st.markdown("#### Training layout")
+l1, l2, l3, l4 = st.columns(4)
+gpus = number(l1, "Training GPUs", "bc_gpus", maximum=MAX_GPUS,
+              help="GPUs the actor trains on (all of them when colocated); pre-filled from your profile")
+tp = number(l2, "TP (--tensor-model-parallel-size)", "bc_tp")
+pp = number(l3, "PP (--pipeline-model-parallel-size)", "bc_pp")
+cp = number(l4, "CP (--context-parallel-size)", "bc_cp")
+o1, o2, o3 = st.columns(3)
+mbs = number(o1, "--micro-batch-size", "bc_mbs", help="empty: slime's default 1")
+num_rollout = number(o2, "--num-rollout", "bc_num_rollout", minimum=0, help="rollouts in the run, for total steps")
+dynamic = o3.toggle("--use-dynamic-batch-size", key="bc_dynamic",
+                    help="Megatron still checks the global batch against --micro-batch-size at start-up")
+
+plan = plan_batch(BatchPlanInputs(
+    rollout_batch_size=rbs, n_samples_per_prompt=n, global_batch_size=gbs, num_steps_per_rollout=steps,
+    training_gpus=gpus, tensor_parallel=tp or 1, pipeline_parallel=pp or 1, context_parallel=cp or 1,
+    micro_batch_size=mbs, dynamic_batching=dynamic, num_rollout=num_rollout))
+show_plan(plan)
+st.caption("The same calculation from a shell: `slime-assistant batch --rollout-batch-size N ... --format json`.")
