@@ -76,7 +76,11 @@ def _stop(proc: subprocess.Popen) -> None:
 @pytest.fixture
 def browser():
     _need_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # A first page view after the server starts imports the app; on a loaded 2-core machine that took 8 s,
+    # past expect's 5 s default, while the page timeout is 30 s. Give assertions the same patience.
+    expect.set_options(timeout=30_000)
 
     with sync_playwright() as pw:
         b = pw.chromium.launch(
