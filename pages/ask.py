@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.knowledge.errors import MAX_PASTE_CHARS, checkout_error_index, match_error
+from core.knowledge.errors import MAX_PASTE_CHARS, checkout_error_index, match_error, slime_frames
 from core.knowledge.search import KIND_TITLES, KINDS, Result, explain, get_index, grouped
+from core.pins import SLIME_SHORT, slime_source, source_url
 from ui.common import CHECKOUT_KEY, ensure_app_frame, plain
 
 ensure_app_frame()
@@ -54,6 +55,15 @@ if not results:
     st.stop()
 
 exact = {m.entry.id: m for m in match_error(query, index.errors, limit=10)}
+frames = slime_frames(query)[:3]
+if frames:
+    cited = []
+    for path, line in frames:
+        citation = slime_source(path, line)
+        url = source_url(citation)
+        cited.append(f"[{plain(citation)}]({url})" if url else plain(citation))
+    st.caption(f"Your traceback passes through slime at (innermost first; lines as at slime {SLIME_SHORT}): "
+               + " · ".join(cited))
 st.caption(f"{len(results)} result(s), best first within each group; groups in the order of their best result.")
 
 

@@ -84,6 +84,18 @@ def test_pasted_text_parts():
     assert error_message_of("just some words\n\n") == "just some words"
 
 
+def test_slime_frames_are_named_by_their_repo_path():
+    from core.knowledge.errors import slime_frames
+
+    text = ('  File "/root/slime/train.py", line 3, in <module>\n'
+            '  File "/root/slime/slime/ray/rollout.py", line 10, in f\n'
+            '  File "/usr/lib/python3.11/site-packages/slime/utils/misc.py", line 7, in g\n'
+            '  File "/usr/lib/python3.11/site-packages/torch/nn/x.py", line 9, in h\n'
+            '  File "C:\\work\\slime_plugins\\models\\m.py", line 2, in k\n')
+    assert slime_frames(text) == [("slime_plugins/models/m.py", 2), ("slime/utils/misc.py", 7),
+                                  ("slime/ray/rollout.py", 10), ("train.py", 3)]
+
+
 def test_matching_on_the_line_then_on_the_fixed_words(tmp_path):
     (tmp_path / "slime").mkdir()
     (tmp_path / "slime" / "a.py").write_text(SOURCE)

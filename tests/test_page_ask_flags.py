@@ -9,7 +9,8 @@ from core.memory.profile import Profile
 from core.memory.store import Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
-ACTIVE = re.compile(r"(?<!\\)<(img|script)|(?<!\\)\]\((https?|javascript):")  # an unescaped tag or outside link
+# An unescaped tag, or a link anywhere but to the upstream sources we cite.
+ACTIVE = re.compile(r"(?<!\\)<(img|script)|(?<!\\)\]\((?!https://github\.com/)(https?|javascript):")
 
 
 def rendered(at) -> list[str]:
@@ -33,6 +34,7 @@ def test_ask_page_finds_a_pasted_traceback_and_explains_it_inert(app_env, make_a
     assert at.expander[0].label.replace("\\", "") == "AssertionError: Only one of kl_coef and kl_loss_coef can be set"
     text = flat(at)
     assert "Your traceback points at this line: /root/slime/slime/utils/arguments.py, line 1846" in text
+    assert "passes through slime at" in text and "slime/utils/arguments.py:1846@624b824a" in text
     assert "slime_validate_args" in text and "SLIME003" in text and "slime/utils/arguments.py:1846@624b824a" in text
     assert not any(ACTIVE.search(t) for t in rendered(at))
 

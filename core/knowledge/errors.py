@@ -267,6 +267,31 @@ def traceback_frames(text: str) -> list[tuple[str, int]]:
     return [(m.group(1), int(m.group(2))) for m in _FRAME_RE.finditer(text[:MAX_PASTE_CHARS])]
 
 
+_PACKAGES = ("slime", "slime_plugins")
+
+
+def slime_frames(text: str) -> list[tuple[str, int]]:
+    """The frames of a pasted traceback that point into slime, innermost first, as (repo path, line).
+
+    The repo path is the shortest tail of the frame's file that starts at a `slime/` or `slime_plugins/`
+    directory, so a checkout at /root/slime/slime/... and an installed package at site-packages/slime/...
+    both give slime/....
+    """
+    out: list[tuple[str, int]] = []
+    for frame_path, line in reversed(traceback_frames(text)):
+        parts = frame_path.replace("\\", "/").split("/")
+        starts = [i for i, part in enumerate(parts[:-1]) if part in _PACKAGES]
+        if not starts or not parts[-1].endswith(".py"):
+            continue
+        if parts[-1] in TOP_LEVEL_FILES and starts[-1] == len(parts) - 2:
+            rel = parts[-1]  # the checkout's own train.py, in a directory that happens to be named slime
+        else:
+            rel = "/".join(parts[starts[-1]:])
+        if (rel, line) not in out:
+            out.append((rel, line))
+    return out
+
+
 def error_message_of(text: str) -> str:
     """The message part of a pasted error: the last `SomeError: message` line, else the last non-empty line."""
     lines = [_RAY_PREFIX_RE.sub("", line).rstrip() for line in text[:MAX_PASTE_CHARS].splitlines()]
