@@ -7,8 +7,8 @@ import streamlit as st
 
 from core.knowledge.errors import MAX_PASTE_CHARS, checkout_error_index, match_error, slime_frames
 from core.knowledge.search import KIND_TITLES, KINDS, Result, explain, get_index, grouped
-from core.pins import SLIME_SHORT, slime_source, source_url
-from ui.common import CHECKOUT_KEY, ensure_app_frame, plain
+from core.pins import SLIME_SHORT, slime_source
+from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
 
 ensure_app_frame()
 
@@ -57,13 +57,8 @@ if not results:
 exact = {m.entry.id: m for m in match_error(query, index.errors, limit=10)}
 frames = slime_frames(query)[:3]
 if frames:
-    cited = []
-    for path, line in frames:
-        citation = slime_source(path, line)
-        url = source_url(citation)
-        cited.append(f"[{plain(citation)}]({url})" if url else plain(citation))
     st.caption(f"Your traceback passes through slime at (innermost first; lines as at slime {SLIME_SHORT}): "
-               + " · ".join(cited))
+               + " · ".join(cited(slime_source(path, line)) for path, line in frames))
 st.caption(f"{len(results)} result(s), best first within each group; groups in the order of their best result.")
 
 
@@ -81,7 +76,7 @@ def show_error(result: Result, first: bool) -> None:
         st.markdown("**What it means:** " + plain(why.meaning))
         st.markdown("**What to do:** " + plain(why.fix))
         st.caption(f"Message as written in slime: {plain(entry.template)}")
-        st.caption(f"Source: `{entry.source}` · {entry.kind} in {plain(entry.function)}")
+        st.caption(f"Source: {cited(entry.source)} · {entry.kind} in {plain(entry.function)}")
         for code, title in why.rules:
             target = "pages/check_data.py" if code.startswith("DATA") else "pages/check_args.py"
             st.page_link(target, label=plain(f"{code}: {title}"), icon=":material/fact_check:")
@@ -104,7 +99,7 @@ def show_result(result: Result) -> None:
         st.page_link("pages/model_checkpoint.py", label=plain(result.title), icon=":material/memory:")
     else:
         st.markdown(f"**{plain(result.title)}**")
-    st.caption(f"{plain(result.snippet)}  \nSource: `{result.source}`")
+    st.caption(f"{plain(result.snippet)}  \nSource: {cited(result.source)}")
 
 
 for kind, items in grouped(results).items():

@@ -10,7 +10,7 @@ import streamlit as st
 from core.knowledge.flags import FlagReference, FlagRow, filter_rows, flag_rows, load_flag_reference
 from core.launch import catalog_for, load_catalog
 from core.pins import SLIME_SHORT
-from ui.common import CHECKOUT_KEY, ensure_app_frame, plain
+from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
 
 ensure_app_frame()
 
@@ -93,13 +93,13 @@ if row.choices:
 if row.our_help:
     st.markdown(f"**In short** (our words)  \n{plain(row.our_help)}")
     if row.our_help_source:
-        st.caption(f"Based on `{row.our_help_source}`")
+        st.caption(f"Based on {cited(row.our_help_source)}")
 if row.help:
     st.markdown(f"**Help** (the source's own text)  \n{plain(row.help)}")
 elif not row.our_help:
     st.caption("The source gives this flag no help text.")
-st.caption(f"Group: {plain(row.group)} · Registered at `{row.source}`"
-           + (f" · default changed by slime at `{row.reset_source}`" if row.reset_source else ""))
+st.caption(f"Group: {plain(row.group)} · Registered at {cited(row.source)}"
+           + (f" · default changed by slime at {cited(row.reset_source)}" if row.reset_source else ""))
 for note in row.notes:
     st.caption(plain(note))
 

@@ -91,7 +91,8 @@ def test_slime_frames_are_named_by_their_repo_path():
             '  File "/root/slime/slime/ray/rollout.py", line 10, in f\n'
             '  File "/usr/lib/python3.11/site-packages/slime/utils/misc.py", line 7, in g\n'
             '  File "/usr/lib/python3.11/site-packages/torch/nn/x.py", line 9, in h\n'
-            '  File "C:\\work\\slime_plugins\\models\\m.py", line 2, in k\n')
+            '  File "C:\\work\\slime_plugins\\models\\m.py", line 2, in k\n'
+            '  File "/x/slime/a`](javascript:x)`.py", line 1, in z\n')
     assert slime_frames(text) == [("slime_plugins/models/m.py", 2), ("slime/utils/misc.py", 7),
                                   ("slime/ray/rollout.py", 10), ("train.py", 3)]
 

@@ -147,6 +147,12 @@ def ask_box(where: str) -> None:
         st.switch_page(ASK_PAGE, query_params={"q": query.strip()})
 
 
+def cited(citation: str) -> str:
+    """A `path:line@pin` citation as markdown: a link to the upstream lines when it has a web address."""
+    url = source_url(citation)
+    return f"[`{citation}`]({url})" if url else f"`{citation}`"
+
+
 def flag_link(flag: str) -> str:
     """Markdown link to a flag on the reference page; the label is escaped and the target URL-quoted."""
     from core.knowledge.flags import flag_url

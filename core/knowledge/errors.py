@@ -268,6 +268,7 @@ def traceback_frames(text: str) -> list[tuple[str, int]]:
 
 
 _PACKAGES = ("slime", "slime_plugins")
+_SAFE_PATH = re.compile(r"^[A-Za-z0-9_.\-/]{1,300}$")  # a file name slime could have; anything else is ignored
 
 
 def slime_frames(text: str) -> list[tuple[str, int]]:
@@ -275,7 +276,7 @@ def slime_frames(text: str) -> list[tuple[str, int]]:
 
     The repo path is the shortest tail of the frame's file that starts at a `slime/` or `slime_plugins/`
     directory, so a checkout at /root/slime/slime/... and an installed package at site-packages/slime/...
-    both give slime/....
+    both give slime/.... Only plain file names are kept (they are shown as citations).
     """
     out: list[tuple[str, int]] = []
     for frame_path, line in reversed(traceback_frames(text)):
@@ -287,7 +288,7 @@ def slime_frames(text: str) -> list[tuple[str, int]]:
             rel = parts[-1]  # the checkout's own train.py, in a directory that happens to be named slime
         else:
             rel = "/".join(parts[starts[-1]:])
-        if (rel, line) not in out:
+        if _SAFE_PATH.match(rel) and (rel, line) not in out:
             out.append((rel, line))
     return out
 
