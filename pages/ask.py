@@ -47,7 +47,7 @@ if checkout and (not kinds or "error" in kinds):
         for match in in_checkout:
             e = match.entry
             st.markdown(f"**{plain(e.exception)}: {plain(e.template)}**")
-            st.caption(f"`{e.path}:{e.line}` in {plain(e.function)}"
+            st.caption(f"{plain(f'{e.path}:{e.line}')} in {plain(e.function)}"
                        + (f" · condition: {plain(e.condition)}" if e.condition else ""))
 
 if not results:
