@@ -120,6 +120,13 @@ def _section_above(lines: list[str], line: int, floor: int = 1) -> str | None:
     return None
 
 
+def _registers_flag(call: ast.Call) -> bool:
+    """`x.add_argument(...)`, or slime's `reset_arg(parser, "--flag", ...)` that re-registers one."""
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr == "add_argument") or \
+        (isinstance(func, ast.Name) and func.id == "reset_arg")
+
+
 class _FileFacts:
     """help and group per line of one parsed Python file."""
 
@@ -147,8 +154,7 @@ class _FileFacts:
                     for target in child.targets:
                         if isinstance(target, ast.Name) and title:
                             groups.setdefault(target.id, []).append((child.lineno, title))
-            if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) \
-                    and child.func.attr == "add_argument":
+            if isinstance(child, ast.Call) and _registers_flag(child):
                 self._argument(child, scopes, groups)
             self._walk(child, scopes, groups)
 
@@ -376,7 +382,7 @@ def flag_rows(catalog: Any, reference: FlagReference | None = None) -> list[Flag
             default=default_text(spec), choices=[str(c) for c in spec.choices or []],
             help=extra.help, our_help=spec.description or (own.help if own else None),
             our_help_source=own.source if own and not spec.description else None,
-            group=extra.group or "other", source=spec.source,
+            group=extra.group or ("slime's Docker patches" if spec.patched else "other"), source=spec.source,
             reset_source=spec.reset_source, deprecated=deprecation_of(spec),
             notes=[n for n in spec.notes if n != deprecation_of(spec)], usage=usage))
     return sorted(rows, key=lambda r: r.flag)
