@@ -131,3 +131,19 @@ def test_rule_table_names_real_messages_and_real_rules():
 def test_committed_index_is_what_the_tool_writes_at_the_pin():
     rebuilt = build_error_index(SLIME, "624b824a")
     assert index_to_json(rebuilt) == ERRORS_PATH.read_bytes()
+
+
+def test_the_tool_writes_an_index_and_refuses_what_is_not_a_checkout(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_error_index", Path(__file__).resolve().parent.parent
+                                                  / "tools" / "build_error_index.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    (tmp_path / "slime").mkdir()
+    (tmp_path / "slime" / "a.py").write_text(SOURCE)
+    out = tmp_path / "errors.json"
+    assert tool.main([str(tmp_path), "--commit", "abcdef12", "--out", str(out)]) == 0
+    assert load_error_index(out).entries[0].source == "slime/a.py:5@abcdef12"
+    assert "5 messages (1 asserts, 4 raises)" in capsys.readouterr().out
+    assert tool.main([str(tmp_path / "nothing"), "--out", str(out)]) == 2
