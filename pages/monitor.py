@@ -1,4 +1,4 @@
-"""Monitor training: load slime TensorBoard runs, plot them as TensorBoard does, and answer "is it working?"."""
+"""Monitor training: load slime TensorBoard or W&B runs, plot them as TensorBoard does, and answer "is it working?"."""
 
 import json
 from collections.abc import Callable
@@ -10,7 +10,6 @@ from core.knowledge.cards import get_card
 from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sweep_stale_workdirs, unpack_zip
 from core.monitor.plots import scalar_figure
 from core.monitor.report import checklist_text, read_findings
-from core.monitor.runs import discover_runs, read_run, run_label
 from core.monitor.slime_metrics import (
     SRC_TB,
     SRC_TB_ARGS,
@@ -21,8 +20,12 @@ from core.monitor.slime_metrics import (
     ordered_tags,
 )
 from core.monitor.smoothing import DEFAULT_WEIGHT, MAX_WEIGHT
+from core.monitor.sources import FoundRun, describe_found, find_runs, open_run
 from core.monitor.verdicts import run_verdicts
 from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table
+from core.monitor.wandb_config import as_script_lines, check_config, config_rows, steps_per_rollout_note
+from core.monitor.wandb_log import SRC_DEFINE_METRIC, SRC_WANDB_ARGS
+from core.monitor.wandb_proto import WandbProtoUnavailable
 from core.paths import PathRefused, resolve_allowed
 from ui.common import (
     ensure_app_frame,
@@ -37,8 +40,8 @@ from ui.common import (
 ensure_app_frame()
 
 MAX_CHARTS = 40
-MISSING_NO_SCALARS = ("no scalar value could be read (not an event file, empty, or damaged); load slime's "
-                      "event files")
+MISSING_NO_SCALARS = ("no scalar value could be read (not an event file or W&B run file, empty, or damaged); "
+                      "load slime's event files or W&B run files")
 MISSING_NOTHING_JUDGED = ("no check had enough data (no slime metrics yet, or too few points); load more of "
                           "the run")
 STATUS_UI = {"ok": (st.success, ":material/check_circle:"), "warn": (st.warning, ":material/warning:"),
@@ -47,8 +50,8 @@ STATUS_UI = {"ok": (st.success, ":material/check_circle:"), "warn": (st.warning,
 st.title("Monitor training")
 profile = require_profile()
 profile_caption(profile)
-st.write("Load the TensorBoard logs of one or more slime runs to see their curves the way TensorBoard draws "
-         "them, and a checklist that reads the curves for you. Files are only read, never changed; commands "
+st.write("Load the TensorBoard logs or W&B run files of one or more slime runs to see their curves the way "
+         "TensorBoard draws them, and a checklist that reads the curves for you. Files are only read, never changed; commands "
          "below are drafts for you to run.")
 
 if "mon_sources" not in st.session_state:
@@ -69,15 +72,26 @@ with st.expander("Turn TensorBoard logging on in slime", expanded=False):
     st.code(draft_tensorboard_command(f"tensorboard_log/{project.strip() or 'slime'}"), language="bash")
     st.caption("Or look at the same logs in TensorBoard itself (a draft: run it where the logs are).")
 
+with st.expander("Where slime's W&B run files are", expanded=False):
+    st.write("With `--use-wandb`, online or offline (`--wandb-mode offline`), W&B keeps every run's full history "
+             "on the machine that trained: `wandb/run-<time>-<id>/run-<id>.wandb` (offline: "
+             "`wandb/offline-run-<time>-<id>/`), under `--wandb-dir` or the directory slime was started from. "
+             "slime's driver, rollout manager and trainer each write their own file of the same run; a resumed "
+             "run adds a directory with the same id. Load the `.wandb` files, a zip of the `wandb/` folder, or "
+             "the folder itself: the files are read here, W&B is never started and nothing is sent anywhere.")
+    st.caption(f"Flags: {plain(SRC_WANDB_ARGS)}; each group is plotted against its own step metric "
+               f"({plain(SRC_DEFINE_METRIC)}), as in TensorBoard.")
+
 st.subheader("1. Load runs")
-tab_files, tab_zip, tab_dir = st.tabs(["Upload event files", "Upload a zip of run folders", "Folder on this machine"])
+tab_files, tab_zip, tab_dir = st.tabs(["Upload event or W&B run files", "Upload a zip of run folders",
+                                      "Folder on this machine"])
 with tab_files:
-    uploads = st.file_uploader("Event files (events.out.tfevents.*) of one run", accept_multiple_files=True,
-                               key="mon_upload_files")
+    uploads = st.file_uploader("Event files (events.out.tfevents.*) of one run, or W&B run files (run-<id>.wandb)",
+                               accept_multiple_files=True, key="mon_upload_files")
     upload_name = st.text_input("Name for this run", value="uploaded-run", key="mon_upload_name")
 with tab_zip:
-    zipped = st.file_uploader("A .zip of a run folder (or of tensorboard_log/<project>)", type=["zip"],
-                              key="mon_upload_zip")
+    zipped = st.file_uploader("A .zip of a run folder (or of tensorboard_log/<project>, or of a wandb/ folder)",
+                              type=["zip"], key="mon_upload_zip")
 with tab_dir:
     typed_dir = st.text_input("Run folder, or a folder of runs (inside the configured roots)", key="mon_dir")
     if st.button("Add this folder", key="mon_dir_add"):
@@ -86,15 +100,23 @@ with tab_dir:
         except PathRefused as exc:
             st.error(plain(str(exc)), icon=":material/block:")
         else:
-            found = discover_runs(allowed.path)
+            found = find_runs(allowed.path)
             if not found:
-                st.error(f"No event files (names containing 'tfevents') in {plain(str(allowed.path))} or below.",
-                         icon=":material/folder_off:")
-            for run_dir in found:
-                entry = {"label": run_label(allowed.path, run_dir), "path": str(run_dir)}
+                st.error(f"No event files (names containing 'tfevents') and no W&B run files (*.wandb) in "
+                         f"{plain(str(allowed.path))} or below.", icon=":material/folder_off:")
+            else:
+                st.caption(f"Found {describe_found(found)} in {plain(str(allowed.path))}.")
+            for run in found:
+                entry = run.model_dump()
                 if entry not in st.session_state["mon_sources"]:
                     st.session_state["mon_sources"].append(entry)
 
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def checked_config(config_json: str, gpus: int):
+    """The argument form of a run's config and the launch checker's report on it (kept per config)."""
+    return check_config(json.loads(config_json), gpus=gpus)
 
 
 def upload_digest(slot: str, files: list) -> str | None:
@@ -129,7 +151,8 @@ def keep_current_upload(slot: str, digest: str | None, unpack: Callable[[UploadW
 
 def unpack_event_files(workdir: UploadWorkdir) -> dict:
     unpacked = save_uploads([(u.name, u.getvalue()) for u in uploads], workdir.path, "uploaded")
-    return {"dirs": [unpacked.directory], "notices": [n.model_dump() for n in unpacked.notices]}
+    return {"found": [f.model_dump() for f in find_runs(Path(unpacked.directory))],
+            "notices": [n.model_dump() for n in unpacked.notices]}
 
 
 def unpack_zipped(workdir: UploadWorkdir) -> dict:
@@ -138,7 +161,7 @@ def unpack_zipped(workdir: UploadWorkdir) -> dict:
     unpacked = unpack_zip(zpath, workdir.path)
     zpath.unlink(missing_ok=True)
     root = Path(unpacked.directory)
-    return {"dirs": [str(d) for d in discover_runs(root)], "root": str(root), "label": Path(zipped.name).stem,
+    return {"found": [f.model_dump() for f in find_runs(root)], "root": str(root), "label": Path(zipped.name).stem,
             "notices": [n.model_dump() for n in unpacked.notices]}
 
 
@@ -150,12 +173,12 @@ sources = list(st.session_state["mon_sources"])
 for slot, entry in st.session_state["mon_uploads"].items():
     notices.extend(entry["notices"])
     base_label = (upload_name.strip() or "uploaded") if slot == "files" else entry["label"]
-    for d in entry["dirs"]:
-        label = base_label if len(entry["dirs"]) == 1 or "root" not in entry else (
-            f"{base_label}/{run_label(Path(entry['root']), Path(d))}")
-        sources.append({"label": label, "path": d})
-    if "root" in entry and not entry["dirs"]:
-        notices.append({"level": "error", "message": f"{entry['label']}.zip holds no event files."})
+    for found in entry["found"]:
+        label = base_label if len(entry["found"]) == 1 else f"{base_label}/{found['label']}"
+        sources.append({**found, "label": label})
+    if not entry["found"]:
+        where = f"{entry['label']}.zip holds" if "root" in entry else "The uploaded files hold"
+        notices.append({"level": "error", "message": f"{where} no TensorBoard event files and no W&B run files."})
 for n in notices:
     (st.error if n["level"] == "error" else st.warning)(plain(n["message"]), icon=":material/folder_zip:")
 
@@ -164,7 +187,7 @@ if st.session_state["mon_sources"] and st.button("Forget the folders added", key
     st.rerun()
 
 if not sources:
-    st.info("Upload event files or a zip, or add a folder, to see the curves and the checklist.")
+    st.info("Upload event files or W&B run files, or a zip, or add a folder, to see the curves and the checklist.")
     st.stop()
 
 runs = []
@@ -175,9 +198,12 @@ for i, src in enumerate(sources):
         progress.progress(min(1.0, (i + frac) / len(sources)), text=f"Reading {plain(name)}")
 
     try:
-        run = read_run(src["path"], name=src["label"], cache=cache, on_progress=on_progress)
+        run = open_run(FoundRun(**src), cache=cache, on_progress=on_progress)
     except OSError as exc:
         st.error(f"{plain(src['label'])}: cannot be read ({plain(str(exc))}).")
+        continue
+    except WandbProtoUnavailable as exc:
+        st.error(f"{plain(src['label'])}: {plain(str(exc))}", icon=":material/extension_off:")
         continue
     runs.append(run)
 progress.empty()
@@ -188,7 +214,9 @@ for run in runs:
         run.name = f"{run.name} ({names_seen[run.name]})"
     else:
         names_seen[run.name] = 1
-st.caption(" · ".join(f"{plain(r.name)}: {len(r.files)} file(s), {r.scalar_count()} scalars" for r in runs))
+st.caption(f"Loaded {describe_found([FoundRun(**s) for s in sources])}. " + " · ".join(
+    f"{plain(r.name)}: {'W&B' if r.source == 'wandb' else 'TensorBoard'}, {len(r.files)} file(s), "
+    f"{r.scalar_count()} scalars" for r in runs))
 
 findings = [f for run in runs for f in read_findings(run)]
 if findings:
@@ -266,6 +294,46 @@ for tag in shown_tags:
 table = shown_table(runs, shown_tags, axis, weight, alignments)
 st.download_button("Download what is shown (CSV)", table.to_csv(index=False).encode(), file_name="monitor.csv",
                    mime="text/csv", key="mon_csv", disabled=table.empty)
+
+wandb_runs = [r for r in runs if r.source == "wandb" and r.wandb is not None]
+if wandb_runs:
+    st.subheader("4. Launch arguments of the W&B runs")
+    st.caption("slime logs its parsed arguments as the run's W&B config; they are written back here as launch "
+               "arguments (values equal to a flag's default left out) and checked like a launch script. Values "
+               "slime computes at start-up count as given.")
+for ri, run in enumerate(wandb_runs):
+    info = run.wandb
+    with st.container(border=True):
+        meta = [f"W&B run {info.run_id or '?'}"]
+        meta += [f"project {info.project}"] if info.project else []
+        meta += [f"name {info.display_name}"] if info.display_name else []
+        meta += ["offline" if info.offline else "online"] if info.offline is not None else []
+        meta += [f"host {info.host}"] if info.host else []
+        meta += [f"exit code {info.exit_code}"] if info.exit_code is not None else ["no exit recorded (running, "
+                                                                                    "or stopped abruptly)"]
+        st.markdown(f"**{plain(run.name)}**")
+        st.caption(plain(" · ".join(meta)))
+        if not info.config:
+            st.info("This run's files hold no config (slime logs its arguments when it opens the run).")
+            continue
+        note = steps_per_rollout_note(info.config)
+        if note:
+            st.caption(plain(note))
+        with st.expander(f"All {len(info.config)} config values, as logged"):
+            st.dataframe(config_rows(info.config), hide_index=True, width="stretch")
+        form, report = checked_config(json.dumps(info.config, sort_keys=True, default=str), profile.gpus_total)
+        if not form.args:
+            st.info("The config sets no launch flag away from its default.")
+        else:
+            st.code(as_script_lines(form.args), language="bash")
+        skipped = len(form.not_flags) + len(form.not_representable)
+        if skipped:
+            st.caption(plain(f"{skipped} config key(s) are not launch flags or cannot be written back as words: "
+                             + ", ".join((form.not_flags + form.not_representable)[:12])
+                             + (" ..." if skipped > 12 else "")))
+        if report is not None:
+            show_findings(report.findings, key_prefix=f"mon_cfg_{ri}",
+                          empty_message="The launch checker finds nothing wrong with these arguments.")
 
 text = checklist_text(results)
 judged = [(r, vs) for r, vs in results if r.scalar_count() and any(v.status != "unknown" for v in vs)]

@@ -18,7 +18,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "check-args": ("core.cli.check_args", "check a slime launch script or argument list before submitting it"),
     "check-data": ("core.cli.check_data", "check a .jsonl/.parquet prompt file the way slime's loader reads it"),
-    "logs": ("core.cli.logs", "read slime TensorBoard logs: tags, step ranges, health verdicts"),
+    "logs": ("core.cli.logs", "read slime TensorBoard or W&B logs: tags, step ranges, health verdicts"),
     "draft": ("core.cli.draft", "draft a GRPO or async launch script (printed, never run)"),
     "batch": ("core.cli.batch", "work out what slime does with a set of batch sizes and a GPU layout"),
     "ask": ("core.cli.ask", "search cards, flags, rules, slime's error messages and model scripts"),

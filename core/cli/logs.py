@@ -1,6 +1,7 @@
-"""`slime-assistant logs PATH... [--format text|json]`: read slime TensorBoard runs and check their health.
+"""`slime-assistant logs PATH... [--format text|json]`: read slime TensorBoard or W&B runs and check their health.
 
-Each PATH is an event file, a run directory, or a directory holding several runs. For every run it prints
+Each PATH is an event file, a W&B run file (`run-<id>.wandb`), a run directory, or a directory holding several
+runs (`tensorboard_log/<project>`, a `wandb/` directory). For every run it prints
 the tags with their step ranges and point counts, what could not be read, restarts, and the verdicts with
 their evidence. The exit codes are listed in EXIT_CODES_HELP (shown by --help). This reads files the caller
 names on their own machine; it never runs anything.
@@ -14,9 +15,11 @@ import math
 import sys
 from pathlib import Path
 
-from core.monitor.runs import RunData, discover_runs, read_run, restart_summary, run_label
+from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import ordered_tags
+from core.monitor.sources import SOURCE_NAMES, find_runs, open_run
 from core.monitor.verdicts import Verdict, run_verdicts
+from core.monitor.wandb_proto import WandbProtoUnavailable
 
 EXIT_OK = 0
 EXIT_FAILED_VERDICT = 1
@@ -26,7 +29,8 @@ EXIT_CODES_HELP = f"""exit codes:
   {EXIT_OK}  every path was read, every run had data for at least one check, and no check failed
   {EXIT_FAILED_VERDICT}  a check failed (a FAIL line in the checklist)
   {EXIT_UNREADABLE}  a path could not be read: it does not exist, is not a regular file or directory (a device,
-     pipe or socket), holds no event files, holds a file that is not a TensorBoard event file, or
+     pipe or socket), holds no event files or W&B run files, holds a file that is not a TensorBoard event
+     file (or W&B run file), or
      yielded no scalar value at all (for example an empty file)
   {EXIT_NOTHING_JUDGED}  everything was read, but some run had too little data for any check (every verdict is
      UNKNOWN): a run before its first rollout, or TensorBoard logs that are not slime's
@@ -37,11 +41,11 @@ STATUS_MARK = {"ok": "OK     ", "warn": "WARN   ", "fail": "FAIL   ", "unknown":
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "logs", help="read slime TensorBoard logs: tags, step ranges, health verdicts",
-        description="Read one or more slime TensorBoard runs (event files or directories) and print their "
-                    "tags and the monitoring checklist.",
+        "logs", help="read slime TensorBoard or W&B logs: tags, step ranges, health verdicts",
+        description="Read one or more slime TensorBoard or W&B runs (event files, .wandb run files, or "
+                    "directories such as wandb/) and print their tags and the monitoring checklist.",
         epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="event file, run directory, or directory of runs")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="event file, .wandb run file, run directory, or directory of runs")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.set_defaults(func=handle_logs)
 
@@ -53,15 +57,13 @@ def collect_runs(paths: list[str]) -> tuple[list[RunData], list[str]]:
     for raw in paths:
         p = Path(raw).expanduser()
         try:
-            if p.is_file():
-                read = [read_run(p.parent, name=p.name, files=[p])]
-            elif p.is_dir():
-                found = discover_runs(p)
+            if p.is_file() or p.is_dir():
+                found = find_runs(p)
                 if not found:
-                    problems.append(f"{raw}: no event files (names containing 'tfevents') in this directory or "
-                                    "below")
+                    problems.append(f"{raw}: no event files (names containing 'tfevents') and no W&B run files "
+                                    "(*.wandb) in this directory or below")
                     continue
-                read = [read_run(run_dir, name=run_label(p, run_dir)) for run_dir in found]
+                read = [open_run(f) for f in found]
             elif p.exists():
                 problems.append(f"{raw}: not a regular file or directory (a device, pipe or socket); nothing "
                                 "was read from it")
@@ -75,6 +77,9 @@ def collect_runs(paths: list[str]) -> tuple[list[RunData], list[str]]:
         except OSError as exc:
             problems.append(f"{raw}: cannot be read ({exc.strerror or exc})")
             continue
+        except WandbProtoUnavailable as exc:
+            problems.append(f"{raw}: {exc}")
+            continue
         for run in read:
             problems.extend(unreadable_parts(run))
         runs.extend(read)
@@ -83,7 +88,8 @@ def collect_runs(paths: list[str]) -> tuple[list[RunData], list[str]]:
 
 def unreadable_parts(run: RunData) -> list[str]:
     """What in a run could not be read: files that are not event files, and a run with no scalar at all."""
-    out = [f"{run.path}/{f.name}: not a TensorBoard event file; nothing was read from it"
+    kind = "W&B run file" if run.source == "wandb" else "TensorBoard event file"
+    out = [f"{run.path}/{f.name}: not a {kind}; nothing was read from it"
            for f in run.files if not f.looks_like_events]
     if not run.scalar_count() and not out:
         where = f"{run.path}/{run.files[0].name}" if len(run.files) == 1 else f"{run.path} ({len(run.files)} files)"
@@ -115,6 +121,7 @@ def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
     return {
         "path": run.path,
         "name": run.name,
+        "source": run.source,
         "tags": tags,
         "verdicts": [{"code": v.code, "status": v.status, "message": v.message, "evidence": v.evidence}
                      for v in verdicts],
@@ -126,7 +133,16 @@ def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
 
 
 def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
-    lines = [f"== {run.name}  ({run.path})", f"   {len(run.files)} event file(s), {run.scalar_count()} scalars"]
+    kind = "W&B run file(s)" if run.source == "wandb" else "event file(s)"
+    lines = [f"== {run.name}  ({run.path})  [{SOURCE_NAMES.get(run.source, run.source)}]",
+             f"   {len(run.files)} {kind}, {run.scalar_count()} scalars"]
+    if run.wandb is not None:
+        info = run.wandb
+        facts = [f"W&B run {info.run_id or '?'}"] + [f"project {info.project}"] * bool(info.project)
+        facts += ["offline" if info.offline else "online"] * (info.offline is not None)
+        facts += [f"exit code {info.exit_code}" if info.exit_code is not None else "no exit recorded"]
+        facts += [f"{len(info.config)} config value(s)"]
+        lines.append("   " + ", ".join(facts))
     for f in run.files:
         for d in f.damage:
             lines.append(f"   ! {f.name}: {d.message}")

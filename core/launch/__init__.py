@@ -28,6 +28,7 @@ _EXPORTS = {
     "check_launch_script": "core.launch.check",
     "check_script_bytes": "core.launch.check",
     "list_rules": "core.launch.check",
+    "check_arg_list": "core.launch.check",
 }
 
 __all__ = sorted(_EXPORTS)

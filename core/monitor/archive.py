@@ -127,7 +127,8 @@ def content_digest(files: list[tuple[str, bytes]]) -> str:
 
 
 def save_uploads(uploads: list[tuple[str, bytes]], workdir: Path, run_name: str = "uploaded") -> Unpacked:
-    """Write uploaded event files into workdir/<run_name>; names are flattened and made unique."""
+    """Write uploaded event files into workdir/<run_name>; names are flattened and made unique (W&B run
+    files, `*.wandb`, keep their name, each in a folder of its own)."""
     run_dir = workdir / safe_name(run_name)
     run_dir.mkdir(parents=True, exist_ok=True)
     out = Unpacked(directory=str(run_dir))
@@ -137,6 +138,13 @@ def save_uploads(uploads: list[tuple[str, bytes]], workdir: Path, run_name: str 
                                                                      "were read."))
             break
         clean = safe_name(name)
+        if clean.endswith(".wandb"):
+            # W&B run files of one run share a name: each goes into a folder of its own, the name kept
+            target = run_dir / f"wandb-file-{i:03d}" / clean
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            out.files.append(str(target))
+            continue
         if "tfevents" not in clean:
             out.notices.append(UnpackNotice(level="warning", message=(
                 f"{clean}: the name lacks 'tfevents', which TensorBoard requires of event files; read it as "

@@ -20,7 +20,7 @@ def read_findings(run: RunData) -> list[Finding]:
     for f in run.files:
         if not f.looks_like_events:
             out.append(Finding(code="MON101", severity=Severity.ERROR, card="monitoring",
-                               message=f"{run.name}/{f.name}: not a TensorBoard event file; nothing read from it."))
+                               message=f"{run.name}/{f.name}: not a {file_kind(run)}; nothing read from it."))
             continue
         if f.size == 0:
             out.append(Finding(code="MON102", severity=Severity.INFO, card="monitoring",
@@ -40,8 +40,9 @@ def read_findings(run: RunData) -> list[Finding]:
         if f.non_scalar_values:
             out.append(Finding(code="MON107", severity=Severity.INFO, card="monitoring",
                                message=(f"{run.name}/{f.name}: {f.non_scalar_values} non-scalar value(s) "
-                                        "(histograms, text, tensors) are not plotted here; tbparse or TensorBoard "
-                                        "reads them.")))
+                                        "(histograms, text, tensors, media) are not plotted here; "
+                                        + ("W&B shows them." if run.source == "wandb" else
+                                           "tbparse or TensorBoard reads them."))))
     for r in restart_summary(run):
         out.append(Finding(code="MON110", severity=Severity.INFO, card="monitoring",
                            message=(f"{run.name}: restart in {r['file']} back to step {r['step']}: {r['replaced']} "
@@ -54,6 +55,10 @@ def read_findings(run: RunData) -> list[Finding]:
                                     "processes' event files are here (slime's rollout manager and trainer write "
                                     "separate files).")))
     return sort_and_dedupe(out)
+
+
+def file_kind(run: RunData) -> str:
+    return "W&B run file" if run.source == "wandb" else "TensorBoard event file"
 
 
 def checklist_text(results: list[tuple[RunData, list[Verdict]]]) -> str:

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from core.monitor.cache import load_blob, read_scan, run_key, store_blob
 from core.monitor.events import Damage, FileScan, accumulator_keep_mask
+from core.monitor.wandb_log import WandbRunInfo
 
 EVENT_FILE_MARK = "tfevents"
 MAX_DIRS_WALKED = 5000
@@ -79,6 +80,8 @@ class RunData:
     restarts: list[RestartMark] = field(default_factory=list)
     start_time: float | None = None
     scans: list[FileScan] = field(default_factory=list)
+    source: str = "tensorboard"  # "tensorboard" | "wandb" (read by core.monitor.wandb_run)
+    wandb: WandbRunInfo | None = None  # a W&B run's name, config, summary and exit
 
     @property
     def tags(self) -> list[str]:

@@ -73,19 +73,21 @@ def _curves(s: Scenario, r: int, rng: np.random.Generator) -> dict[str, float]:
             "rollout_time": rollout_time + rng.normal(0, 2), "train_time": 40.0 + rng.normal(0, 1)}
 
 
-def write_slime_like_run(run_dir: str | Path, scenario: Scenario | None = None) -> list[Path]:
-    """Write one slime-like run (two event files, like slime's two logging processes); return the files."""
-    from tensorboardX import SummaryWriter
+@dataclass
+class LogCall:
+    """One call of slime's `logging_utils.log`: which process logs, its step key and step, the values."""
 
+    process: str  # "rollout_manager" | "actor"
+    step_key: str  # "rollout/step" | "train/step" | "eval/step"
+    step: int
+    values: dict[str, float]
+    wall: float
+
+
+def slime_like_calls(scenario: Scenario | None = None):
+    """The log calls of one slime-like run, in the order slime makes them (seeded, deterministic)."""
     s = scenario or Scenario()
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(s.seed)
-    # one writer per slime process; the start rollout in the name keeps a restart's files apart and in order
-    tag = f".r{s.first_rollout:06d}"
-    manager = SummaryWriter(str(run_dir), filename_suffix=f"{tag}.rollout_manager", flush_secs=3600,
-                            max_queue=10_000)
-    actor = SummaryWriter(str(run_dir), filename_suffix=f"{tag}.actor", flush_secs=3600, max_queue=10_000)
     wall = s.wall_start
     k = s.steps_per_rollout
     for r in range(s.first_rollout, s.first_rollout + s.rollouts):
@@ -100,16 +102,14 @@ def write_slime_like_run(run_dir: str | Path, scenario: Scenario | None = None) 
         }
         for i in range(s.extra_tags):
             manager_values[f"rollout/extra/metric_{i:03d}"] = float(rng.normal())
-        for tag, value in manager_values.items():
-            manager.add_scalar(tag, value, r, walltime=wall)
+        yield LogCall("rollout_manager", "rollout/step", r, manager_values, wall)
         actor_values = {
             "rollout/raw_reward": c["reward"], "rollout/rewards": float(rng.normal(0, 0.01)),
             "rollout/response_lengths": c["length"], "rollout/truncated": c["truncated"],
             "rollout/log_probs": -0.3, "rollout/ref_log_probs": -0.3 - c["kl"],
             "rollout/rollout_log_probs": -0.3, "rollout/advantages": 0.0,
         }
-        for tag, value in actor_values.items():
-            actor.add_scalar(tag, value, r, walltime=wall + 1)
+        yield LogCall("actor", "rollout/step", r, actor_values, wall + 1)
         for i in range(k):
             grad = 0.3 + abs(rng.normal(0, 0.03))
             if s.grad_spike_at is not None and r * k + i == s.grad_spike_at:
@@ -121,8 +121,7 @@ def write_slime_like_run(run_dir: str | Path, scenario: Scenario | None = None) 
                 "train/train_rollout_logprob_abs_diff": 0.01 + (c["kl"] if s.kl_growth else 0.0),
                 "train/grad_norm": grad, "train/lr-pg_0": 1e-6, "train/global_batch_size": 256.0,
             }
-            for tag, value in train_values.items():
-                actor.add_scalar(tag, value, r * k + i, walltime=wall + 2 + i)
+            yield LogCall("actor", "train/step", r * k + i, train_values, wall + 2 + i)
         wall += c["train_time"]
         wait = c["rollout_time"]
         perf_values = {
@@ -131,15 +130,31 @@ def write_slime_like_run(run_dir: str | Path, scenario: Scenario | None = None) 
             "perf/train_wait_time": wait, "perf/step_time": wait + c["train_time"],
             "perf/wait_time_ratio": wait / (wait + c["train_time"]), "perf/update_weights_time": 3.0,
         }
-        for tag, value in perf_values.items():
-            actor.add_scalar(tag, value, r, walltime=wall)
+        yield LogCall("actor", "rollout/step", r, perf_values, wall)
         if s.eval_interval and (r + 1) % s.eval_interval == 0:
             score = 0.3 if s.eval_stalled else 0.2 + 0.4 * (r + 1) / s.rollouts + rng.normal(0, 0.01)
-            manager.add_scalar(f"eval/{s.eval_dataset}", score, r, walltime=wall + 5)
-            manager.add_scalar(f"eval/{s.eval_dataset}-truncated_ratio", 0.03, r, walltime=wall + 5)
+            yield LogCall("rollout_manager", "eval/step", r, {f"eval/{s.eval_dataset}": score,
+                                                              f"eval/{s.eval_dataset}-truncated_ratio": 0.03},
+                          wall + 5)
         wall += 5
-    manager.close()
-    actor.close()
+
+
+def write_slime_like_run(run_dir: str | Path, scenario: Scenario | None = None) -> list[Path]:
+    """Write one slime-like run (two event files, like slime's two logging processes); return the files."""
+    from tensorboardX import SummaryWriter
+
+    s = scenario or Scenario()
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    # one writer per slime process; the start rollout in the name keeps a restart's files apart and in order
+    tag = f".r{s.first_rollout:06d}"
+    writers = {name: SummaryWriter(str(run_dir), filename_suffix=f"{tag}.{name}", flush_secs=3600,
+                                   max_queue=10_000) for name in ("rollout_manager", "actor")}
+    for call in slime_like_calls(s):
+        for name, value in call.values.items():
+            writers[call.process].add_scalar(name, value, call.step, walltime=call.wall)
+    for writer in writers.values():
+        writer.close()
     return sorted(p for p in run_dir.iterdir() if "tfevents" in p.name)
 
 

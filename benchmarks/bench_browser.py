@@ -1,0 +1,117 @@
+"""Time what a user waits for in a real browser: Playwright drives Debian's Chromium against `streamlit run`.
+
+    python benchmarks/bench_browser.py [--repeat 5]
+
+Figures (median of --repeat, wall time from the user's action until the result is on screen):
+- first paint of the home page (first visit after the server started, then a warm visit);
+- a page switch through the sidebar (target under 0.5 s);
+- a 20-line JSONL upload on "Check my data", from choosing the file to the finished report (target under 1 s);
+- a single TensorBoard event-file upload on "Monitor training", to the first plot (target under 2 s).
+Needs /usr/bin/chromium and playwright (both in the dev setup); nothing leaves localhost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+for extra in (ROOT, ROOT / "tests"):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
+
+from test_browser import CHROMIUM, _free_port, _start_server, _stop  # noqa: E402
+
+from core.memory.profile import Profile  # noqa: E402
+from core.memory.store import Store  # noqa: E402
+from core.monitor.synthetic import write_slime_like_run  # noqa: E402
+
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage"]
+TARGETS = {"page switch": 0.5, "20-line JSONL check": 1.0, "event-file upload to first plot": 2.0}
+
+
+def _timed(action, wait) -> float:
+    start = time.perf_counter()
+    action()
+    wait()
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    opts = parser.parse_args()
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=60_000)
+
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        store = Store(tmp / "home")
+        store.save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+        store.close()
+        jsonl = tmp / "twenty.jsonl"
+        jsonl.write_text("".join(f'{{"input": "What is {i} + {i}?", "label": "{2 * i}"}}\n' for i in range(20)))
+        event_file = sorted(write_slime_like_run(tmp / "run"), key=lambda p: p.stat().st_size)[-1]
+        port = _free_port()
+        proc = _start_server(port, tmp / "home", tmp / "server.log")
+        figures: dict[str, list[float]] = {k: [] for k in ("first paint (cold)", "first paint (warm)",
+                                                           *TARGETS)}
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+                for i in range(opts.repeat):
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                    page.set_default_timeout(60_000)
+                    label = "first paint (cold)" if i == 0 else "first paint (warm)"
+                    figures[label].append(_timed(
+                        lambda page=page: page.goto(f"http://127.0.0.1:{port}/"),
+                        lambda page=page: expect(page.get_by_text("Your profile: default")).to_be_visible()))
+                    nav = page.get_by_test_id("stSidebarNav")
+                    for title, heading in (("What's done", "What's done"), ("Home", "Your profile: default")):
+                        figures["page switch"].append(_timed(
+                            lambda nav=nav, title=title: nav.get_by_role("link", name=title, exact=True).click(),
+                            lambda page=page, heading=heading: expect(
+                                page.get_by_text(heading, exact=False).first).to_be_visible()))
+                    nav.get_by_role("link", name="Check my data").click()
+                    page.get_by_test_id("stFileUploaderDropzoneInput").wait_for(state="attached")
+
+                    def upload_and_check(page=page):
+                        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(jsonl))
+                        page.get_by_role("button", name="Check", exact=True).click()
+
+                    figures["20-line JSONL check"].append(_timed(
+                        upload_and_check,
+                        lambda page=page: expect(page.get_by_text("checked in", exact=False)).to_be_visible()))
+                    page.goto(f"http://127.0.0.1:{port}/monitor")  # the sidebar folds it under "View more"
+                    page.get_by_test_id("stFileUploaderDropzoneInput").first.wait_for(state="attached")
+                    figures["event-file upload to first plot"].append(_timed(
+                        lambda page=page: page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
+                            str(event_file)),
+                        lambda page=page: page.locator(".js-plotly-plot").first.wait_for(state="visible")))
+                    page.close()
+                browser.close()
+        finally:
+            _stop(proc)
+    print(f"{'what the user waits for':34} {'median':>9} {'max':>8} {'target':>8}")
+    for label, values in figures.items():
+        if not values:
+            continue
+        med = statistics.median(values)
+        target = TARGETS.get(label)
+        verdict = "" if target is None else ("ok" if med < target else "OVER")
+        shown = f"{target * 1000:6.0f} ms" if target else ""
+        print(f"{label:34} {med * 1000:6.0f} ms {max(values) * 1000:5.0f} ms {shown:>8}  {verdict}")
+    print(f"({opts.repeat} visits, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
