@@ -129,8 +129,7 @@ def test_model_scripts_and_cards_are_searchable(index):
 
 def test_a_topic_word_puts_its_card_before_the_many_flags_that_contain_it(index):
     results = index.search("batch", limit=5)
-    assert results[0].kind in ("card", "section")  # other cards may come to mention batches too
-    assert "batch-size" in [r.id.split("#")[0] for r in results if r.kind in ("card", "section")]
+    assert results[0].kind in ("card", "section") and "batch" in results[0].title.lower()
     assert [r.kind for r in index.search("how do I resume from a checkpoint", 3)].count("flag") <= 1
 
 
