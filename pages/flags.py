@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core.knowledge.flags import FlagReference, FlagRow, filter_rows, flag_rows, load_flag_reference
+from core.knowledge.search import get_index
 from core.launch import catalog_for, load_catalog
 from core.pins import SLIME_SHORT
 from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
@@ -63,8 +64,6 @@ hits = filter_rows(rows, query, owners, types, groups, deprecated)
 st.caption(f"{len(hits):,} of {len(rows):,} flags")
 
 if not hits:
-    from core.knowledge.search import get_index
-
     close = get_index().close_flags(query) if query.strip() else []
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     st.info(plain(f"No flag matches {query.strip() or 'these filters'}.{hint}"))
@@ -111,3 +110,16 @@ if row.usage.scripts:
     st.caption("For example: " + ", ".join(f"`{e}`" for e in row.usage.examples))
 else:
     st.caption(f"None of the {reference.scripts_read} launch scripts sets it.")
+
+index = get_index()
+spec = next((f for f in index.catalog.flags if f.primary == row.flag), None)
+cards, messages = index.about_flag(row.flag, spec.dest if spec is not None else None)
+if cards:
+    st.markdown("**Cards that explain it**")
+    for card in cards:
+        st.page_link("pages/knowledge.py", label=plain(card.title), icon=":material/menu_book:",
+                     query_params={"card": card.id})
+if messages:
+    with st.expander(f"slime's messages that check it ({len(messages)})"):
+        for entry in messages:
+            st.markdown(f"{plain(entry.exception)}: {plain(entry.template)}  \n{cited(entry.source)}")

@@ -66,6 +66,10 @@ def test_flag_reference_opens_a_linked_flag_with_everything_the_source_says(app_
     assert re.search(r"Set by \d+ of \d+ launch scripts", text)
     values = at.dataframe[1].value
     assert "32" in list(values["value"])
+    links = [e.proto for e in at.get("page_link") if e.proto.page == "knowledge"]
+    assert any(link.query_string == "card=batch-size" for link in links)
+    assert any("slime's messages that check it" in e.label for e in at.expander)
+    assert "slime/utils/arguments.py:1974@624b824a" in flat(at)
 
 
 def test_flag_reference_takes_any_link_inert(app_env, make_app):

@@ -209,3 +209,10 @@ def test_ask_imports_nothing_heavy():
             "print(sorted(m for m in ('streamlit', 'pandas', 'plotly', 'tbparse', 'pyarrow') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.stdout.strip().endswith("[]"), done.stdout + done.stderr
+
+
+def test_about_a_flag_names_the_cards_and_the_messages_that_check_it(index):
+    cards, messages = index.about_flag("--rollout-batch-size", "rollout_batch_size")
+    assert "batch-size" in [c.id for c in cards]
+    assert "slime/utils/arguments.py:1974" in [e.id for e in messages]
+    assert index.about_flag("--no-such-flag", "no_such_flag") == ([], [])

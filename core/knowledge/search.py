@@ -294,6 +294,16 @@ class SearchIndex:
                 scored.append((-ratio, option))
         return [o for _, o in sorted(scored)[:n]]
 
+    def about_flag(self, option: str, dest: str | None = None) -> tuple[list[Card], list[ErrorEntry]]:
+        """The cards that name the flag in code (`--flag ...`), and slime's messages whose condition or text
+        reads its value (`args.<dest>`)."""
+        cards = [c for c in self.cards if re.search(r"`" + re.escape(option) + r"(?![a-z0-9\-])", c.body)]
+        errors = []
+        if dest:
+            attr = re.compile(r"\bargs\." + re.escape(dest) + r"\b")
+            errors = [e for e in self.errors.entries if attr.search(e.condition or "") or attr.search(e.template)]
+        return cards, errors
+
     # ----------------------------------------------------------------------------------------------
     def error(self, key: str) -> ErrorEntry | None:
         return next((e for e in self.errors.entries if e.id == key), None)
