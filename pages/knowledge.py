@@ -12,6 +12,8 @@ ensure_app_frame()
 
 st.title("Knowledge cards")
 st.caption("Short, sourced notes on slime. Every fact cites the upstream file and line it comes from.")
+st.page_link("pages/ask.py", label="Search flags, our checks and slime's error messages too (Ask)",
+             icon=":material/search:")
 cards = load_cards()
 known_flags = {o for f in load_catalog().flags for o in f.option_strings}
 query = st.text_input("Search the cards", key="kn_query", placeholder="batch size, colocate, async ...")
