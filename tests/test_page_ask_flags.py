@@ -150,3 +150,12 @@ def test_ask_page_matches_errors_in_the_users_checkout(app_env, make_app, tmp_pa
     assert not at.exception
     assert at.subheader[0].value == "In your slime checkout"
     assert "slime/utils/arguments.py:2" in flat(at)
+
+
+def test_a_draft_lists_its_flags_linked_to_the_reference(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/grpo.py").run()
+    assert not at.exception
+    box = next(e for e in at.expander if e.label.startswith("Flag reference for the"))
+    text = " ".join(m.value for m in box.markdown)
+    assert "](flags?flag=--rollout-batch-size)" in text and "](flags?flag=--colocate)" in text
