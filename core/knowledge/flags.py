@@ -32,6 +32,8 @@ MAX_VALUES_KEPT = 8
 MAX_HELP_CHARS = 700
 SCRIPT_DIRS = ("scripts", "examples")
 MAX_SCRIPTS = 500
+SWITCH_GIVEN = "(switch given)"
+UNRESOLVED_VALUE = "(set by the shell at run time)"
 _ENTRY_RE = re.compile(r"python[0-9.]*\s+(?:-u\s+)?\S*train(?:_async)?\.py")
 
 
@@ -248,9 +250,10 @@ def script_usage(slime: Path, checkout_catalog: bool = False) -> tuple[int, dict
     Each script is read the way the launch-script checker reads it (sourced model scripts included); a flag
     counts once per script, with the value it ends up with (unresolved values are shown as written).
     """
-    from core.launch import CheckOptions, check_launch_script
+    from core.launch import CheckOptions, catalog_for, check_launch_script
 
     options = CheckOptions(catalog_path=Path(slime) if checkout_catalog else None)
+    catalog, _ = catalog_for(options.catalog_path)
     scripts = launch_scripts(slime)
     counts: dict[str, Counter[str]] = {}
     used_in: dict[str, list[str]] = {}
@@ -260,7 +263,10 @@ def script_usage(slime: Path, checkout_catalog: bool = False) -> tuple[int, dict
         for flag, value in report.values.items():
             if report.categories.get(flag) == "unknown":
                 continue
-            counts.setdefault(flag, Counter())[value if value is not None else "(set by the shell at run time)"] += 1
+            spec = catalog.lookup(flag) if catalog is not None else None
+            if value is None:
+                value = SWITCH_GIVEN if spec is not None and not spec.takes_value else UNRESOLVED_VALUE
+            counts.setdefault(flag, Counter())[value] += 1
             used_in.setdefault(flag, []).append(rel)
     usage = {}
     for flag, counter in counts.items():
