@@ -39,8 +39,8 @@ def checkout_path() -> tuple[object | None, bool]:
                    "it pins. A directory on this machine is read (never changed) only inside the roots the app "
                    "may read.")
         raw = st.text_input("slime checkout directory", key="ca_checkout", placeholder="/path/to/slime")
+    st.session_state.pop(CHECKOUT_KEY, None)  # set again below only for a usable checkout
     if not raw.strip():
-        st.session_state.pop(CHECKOUT_KEY, None)
         return None, False
     try:
         allowed = resolve_allowed(raw, want="dir")
