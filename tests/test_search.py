@@ -53,7 +53,7 @@ def test_flags_are_found_first_by_their_own_name_in_three_spellings(index):
 
 def test_rollout_batch_size_in_every_spelling_and_with_a_typo(index):
     for query in ("--rollout-batch-size", "rollout_batch_size", "rollout batch size", "--rolout-batch-size",
-                  "rollout_bach_size", "--rollout-batch-size=32"):
+                  "rollout_bach_size", "--rollout-batch-size=32", "--rollout-batch-size 32"):
         first = index.search(query, limit=5)[0]
         assert (first.kind, first.id) == ("flag", "--rollout-batch-size"), query
 

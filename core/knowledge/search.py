@@ -240,7 +240,7 @@ class SearchIndex:
 
         pasted_error = bool(traceback_frames(text)) or "\n" in text.strip() or re.search(r"\w(Error|Exception):", text)
         if not pasted_error:
-            typed = text.strip().split("=", 1)[0].lower()
+            typed = text.strip().split("=", 1)[0].split()[0].lower()  # `--flag value` and `--flag=value` too
             flag = self._options_lower.get(typed) or self._options_lower.get(normalise_flag(text))
             if flag:
                 spec = self.catalog.lookup(flag)
