@@ -153,3 +153,20 @@ def test_committed_usage_is_what_the_scripts_say():
     assert read == reference.scripts_read
     assert usage["--rollout-batch-size"] == reference.flags["--rollout-batch-size"].usage
     assert reference_to_json(reference) == REFERENCE_PATH.read_bytes()
+
+
+def test_the_tool_writes_a_reference_for_every_catalog_flag(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_flag_reference", Path(__file__).resolve().parent.parent
+                                                  / "tools" / "build_flag_reference.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run.sh").write_text("python3 train.py --lr 1e-6 --colocate\n")
+    out = tmp_path / "reference.json"
+    assert tool.main(["--slime", str(tmp_path), "--out", str(out)]) == 0
+    reference = load_flag_reference(out)
+    assert set(reference.flags) == {f.primary for f in load_catalog().flags} and reference.scripts_read == 1
+    assert reference.flags["--lr"].usage.values == {"1e-6": 1}
+    assert "set by at least one of 1 launch scripts" in capsys.readouterr().out
