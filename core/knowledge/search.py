@@ -433,9 +433,10 @@ def explain(index: SearchIndex, entry: ErrorEntry) -> ErrorExplanation:
             fixes.append(f"{code} ({title}) catches this before launch: run the launch-script checker on your "
                          "script and follow its fix.")
     if not fixes and linked["cards"]:
-        titles = " and ".join(f"'{title}'" for _, title in linked["cards"][:2])
-        fixes.append(f"No check of ours catches this one before launch; the card {titles} cites this line; it "
-                     "explains the setting around it.")
+        titles = [f"'{title}'" for _, title in linked["cards"][:2]]
+        which = (f"the card {titles[0]} cites this line and explains" if len(titles) == 1
+                 else f"the cards {titles[0]} and {titles[1]} cite this line and explain")
+        fixes.append(f"No check of ours catches this one before launch; {which} the setting around it.")
     elif not fixes:
         fixes.append("No check of ours catches this one before launch. The values in your message show what "
                      "slime saw; compare them with the condition above and the code at the cited line.")
