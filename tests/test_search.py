@@ -199,6 +199,7 @@ def test_ask_reads_a_traceback_from_stdin():
     text = subprocess.run([sys.executable, "-m", "core", "ask", "-"], input=traceback, capture_output=True,
                           text=True, cwd=ROOT, timeout=120).stdout
     assert "caught before launch by SLIME003" in text
+    assert "matched: your traceback's line (/x/slime/utils/arguments.py, line 1846)" in text
 
 
 def test_ask_imports_nothing_heavy():

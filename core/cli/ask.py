@@ -58,15 +58,18 @@ def run_ask(args: argparse.Namespace) -> int:
     if args.output_format == "json":
         print(json.dumps({"results": [r.public() for r in results]}, indent=2, ensure_ascii=False))
     else:
-        print(render_text(index, results) if results else "Nothing found. Try a flag name, a rule code or "
+        print(render_text(index, results, query) if results else "Nothing found. Try a flag name, a rule code or "
               "fewer words.")
     return EXIT_FOUND if results else EXIT_NONE
 
 
-def render_text(index, results) -> str:  # noqa: ANN001 (types live in core.knowledge.search, imported lazily)
-    """Results grouped by kind, kinds in the order of their best result; errors with what catches them."""
+def render_text(index, results, query: str = "") -> str:  # noqa: ANN001 (types imported lazily)
+    """Results grouped by kind, kinds in the order of their best result; errors with how they matched the
+    pasted text and what catches them."""
+    from core.knowledge.errors import match_error
     from core.knowledge.search import KIND_TITLES, grouped
 
+    how = {m.entry.id: m for m in match_error(query, index.errors, limit=10)} if query else {}
     lines: list[str] = []
     for kind, items in grouped(results).items():
         lines.append(f"{KIND_TITLES[kind]}:")
@@ -77,6 +80,11 @@ def render_text(index, results) -> str:  # noqa: ANN001 (types live in core.know
             lines.append(f"      source: {r.source}")
             entry = index.error(r.id) if kind == "error" else None
             if entry is not None:
+                found = how.get(entry.id)
+                if found is not None:
+                    lines.append("      matched: " + (f"your traceback's line ({found.frame})"
+                                                      if found.how == "traceback-line"
+                                                      else "every fixed word of the message, in order"))
                 if entry.condition:
                     lines.append(f"      {'stops unless' if entry.kind == 'assert' else 'raised when'}: "
                                  f"{entry.condition}")
