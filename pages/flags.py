@@ -4,12 +4,14 @@ core.knowledge.flags. Follows the user's own checkout when one was given on the 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
-from core.knowledge.flags import FlagReference, FlagRow, filter_rows, flag_rows, load_flag_reference
+from core.knowledge.flags import FlagRow, checkout_flag_rows, filter_rows, flag_rows, load_flag_reference
 from core.knowledge.search import get_index
-from core.launch import catalog_for, load_catalog
+from core.launch import load_catalog
 from core.pins import SLIME_SHORT
 from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
 
@@ -25,18 +27,10 @@ def bundled_rows() -> list[FlagRow]:
     return flag_rows(load_catalog(), load_flag_reference())
 
 
-def checkout_rows(path: str) -> tuple[list[FlagRow], FlagReference, list[str]]:
-    from core.knowledge.flags import checkout_reference
-
-    catalog, problems = catalog_for(path)
-    reference = checkout_reference(path)
-    return flag_rows(catalog, reference), reference, [p.message for p in problems]
-
-
 checkout = st.session_state.get(CHECKOUT_KEY)
 if checkout:
     with st.spinner("Reading your checkout"):
-        rows, reference, problems = checkout_rows(checkout)
+        rows, reference, problems = checkout_flag_rows(Path(checkout))
     for problem in problems:
         st.warning(plain(problem))
     st.caption(f"Following your slime checkout {plain(checkout)} (set on the launch-script checker): its flags, "

@@ -323,6 +323,16 @@ def checkout_reference(slime: Path) -> FlagReference:
     return _checkout_reference(str(Path(slime).resolve()), stamp)
 
 
+def checkout_flag_rows(slime: Path) -> tuple[list[FlagRow], FlagReference, list[str]]:
+    """The flag reference of a user's checkout: its rows, the reference data, and the messages of any
+    problem reading it (the bundled catalog then stands in)."""
+    from core.launch import catalog_for
+
+    catalog, problems = catalog_for(Path(slime))
+    reference = checkout_reference(Path(slime))
+    return flag_rows(catalog, reference), reference, [p.message for p in problems]
+
+
 def merged_usage(options: list[str], usage: dict[str, FlagUsage]) -> FlagUsage:
     found = [usage[o] for o in options if o in usage]
     if not found:
