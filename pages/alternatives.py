@@ -4,13 +4,16 @@ import streamlit as st
 
 from core.drafts.alternatives import CARD, NEED_LABELS, Need, recommend, recommendation_markdown
 from core.knowledge.cards import get_card
-from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile
+from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
 
 st.title("Alternatives")
 profile = require_profile()
 profile_caption(profile)
+memory = PageMemory("alternatives", "alt", profile)
+memory.done_caption()
 
 st.write("slime is deliberately narrow: Megatron trains, SGLang generates, and your own functions shape the "
          "data. A few projects cover needs slime does not aim at. Tick what you need; the recommendation names "
@@ -18,10 +21,12 @@ st.write("slime is deliberately narrow: Megatron trains, SGLang generates, and y
 
 NEED_KEYS = {Need.ENTERPRISE: "alt_need_enterprise", Need.SWAP_BACKENDS: "alt_need_backends",
              Need.PYTORCH_NATIVE: "alt_need_pytorch", Need.NONE: "alt_need_none"}
-chosen = [need for need, key in NEED_KEYS.items() if st.checkbox(NEED_LABELS[need], key=key)]
+chosen = [need for need, key in NEED_KEYS.items()
+          if memory.widget(st.checkbox, NEED_LABELS[need], key.removeprefix("alt_"), False)]
 
 if not chosen:
     st.info("Tick at least one line (the last one if none of the others applies).")
+    memory.progress(todo=["tick the needs that apply"], summary="no need ticked")
     st.stop()
 if Need.NONE in chosen and len(chosen) > 1:
     st.warning("You ticked 'none of these' together with a need; the recommendation follows the needs you "
@@ -43,14 +48,13 @@ if card:
                  query_params={"card": card.id})
 
 summary_md = recommendation_markdown(recommendations)
-st.download_button("Download this recommendation (.md)", summary_md, file_name="alternatives.md",
-                   mime="text/markdown", key="alt_download")
-
 choices = ", ".join(f"{r.choice} for {r.need.value}" for r in recommendations)
-record_key = ("done", summary_md)
-if st.session_state.get("alt_recorded") != record_key:
-    save_record(profile, "alternatives", "done",
-                done=[f"needs answered: {', '.join(n.value for n in chosen)}", f"recommendation: {choices}"],
-                summary=f"Recommendation: {choices}", output_name="alternatives.md", output=summary_md,
-                output_mime="text/markdown")
-    st.session_state["alt_recorded"] = record_key
+done = [f"needs answered: {', '.join(n.value for n in chosen)}", f"recommendation: {choices}"]
+accept = AcceptControl(memory, "Accept this recommendation", "accepted the recommendation",
+                       f"Recommendation: {choices}", summary_md, "alternatives.md", "text/markdown", done=done)
+c1, c2 = st.columns(2)
+c1.download_button("Download this recommendation (.md)", summary_md, file_name="alternatives.md",
+                   mime="text/markdown", key="alt_download", on_click=accept.on_download)
+accept.render(c2)
+memory.progress(done=done, todo=["accept the recommendation (or download it)"],
+                summary=f"Recommendation: {choices}")

@@ -14,26 +14,17 @@ from core.drafts.launch import (
 )
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import SLIME_SHORT, megatron_source, slime_source
-from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile
 from ui.drafts import show_draft
+from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
-
-
-def record_once(status: str, done: list[str], todo: list[str], summary: str, script: str = "",
-                filename: str | None = None) -> None:
-    """Save the page's result in the record of handled work when it changed since the last save."""
-    key = (status, tuple(todo), script)
-    if st.session_state.get("async_recorded") != key:
-        save_record(profile, "async", status, done=done, todo=todo, summary=summary,
-                    output_name=filename if script else None, output=script or None,
-                    output_mime="text/x-shellscript")
-        st.session_state["async_recorded"] = key
-
 
 st.title("Asynchronous training")
 profile = require_profile()
 profile_caption(profile)
+memory = PageMemory("async", "async", profile)
+memory.done_caption()
 
 ASYNC = "train_async.py"
 st.markdown(
@@ -76,16 +67,14 @@ if profile.gpus_total < 2:
     st.error("Your profile has 1 GPU. Async training needs at least 2 (one for the actor, one for the engines), "
              "because train_async.py refuses to colocate. Use the GRPO setup (colocated) instead.")
     st.page_link("pages/grpo.py", label="GRPO setup", icon=":material/rocket_launch:")
-    record_once("started", ["read when async pays off"], ["async needs 2 or more GPUs; this profile has 1"],
-                "not possible with 1 GPU")
     st.stop()
 
 st.subheader("1. Staleness you accept")
 s1, s2 = st.columns(2)
-staleness_text = s1.text_input("Accepted staleness, in rollouts", value="1", key="async_staleness",
+staleness_text = memory.widget(s1.text_input, "Accepted staleness, in rollouts", "staleness", "1",
                                help="How many rollouts generations may run ahead of the weights: the buffer "
                                     "of generations made with older weights. A positive whole number.")
-interval_text = s2.text_input("Weight-sync interval (--update-weights-interval)", value="1", key="async_interval",
+interval_text = memory.widget(s2.text_input, "Weight-sync interval (--update-weights-interval)", "interval", "1",
                               help="Weights reach the engines every N rollouts. It must not exceed the staleness.")
 checks = [check_staleness_positive(staleness_text), check_interval_within_staleness(interval_text, staleness_text)]
 for check in checks:
@@ -98,29 +87,30 @@ model_script_name = None
 if match.status != "exact":
     (st.warning if match.status == "family" else st.error)(plain(match.message))
     names = [s.name for s in (match.scripts or load_model_scripts())]
-    picked = st.selectbox("Model script to source (scripts/models)", ["(choose)", *names], key="async_model_script")
+    picked = memory.widget(st.selectbox, "Model script to source (scripts/models)", "model_script", "(choose)",
+                           options=["(choose)", *names])
     model_script_name = None if picked == "(choose)" else picked
 default_actor = (profile.nodes // 2) * profile.per_node if profile.nodes > 1 else max(1, profile.per_node // 2)
 g1, g2 = st.columns(2)
-actor_gpus = int(g1.number_input("Actor (training) GPUs; the rest serve rollouts", min_value=1,
-                                 max_value=profile.gpus_total - 1,
-                                 value=min(default_actor, profile.gpus_total - 1), step=1, key="async_actor_gpus"))
-input_key = g2.text_input("Prompt column (--input-key)", value="prompt", key="async_input_key",
+actor_gpus = int(memory.widget(g1.number_input, "Actor (training) GPUs; the rest serve rollouts", "actor_gpus",
+                               min(default_actor, profile.gpus_total - 1), min_value=1,
+                               max_value=profile.gpus_total - 1, step=1))
+input_key = memory.widget(g2.text_input, "Prompt column (--input-key)", "input_key", "prompt",
                           help="slime's own default is 'input'.")
-fully_async = st.toggle("Use the fully-async rollout (for long-tail generations)", value=False,
-                        key="async_fully")
+fully_async = memory.widget(st.toggle, "Use the fully-async rollout (for long-tail generations)", "fully", False)
 concurrency = None
 if fully_async:
-    concurrency = int(st.number_input("In-flight generations per engine (--sglang-server-concurrency)", 1,
-                                      1_000_000, SGLANG_SERVER_CONCURRENCY_DEFAULT, key="async_concurrency"))
+    concurrency = int(memory.widget(st.number_input, "In-flight generations per engine "
+                                    "(--sglang-server-concurrency)", "concurrency",
+                                    SGLANG_SERVER_CONCURRENCY_DEFAULT, min_value=1, max_value=1_000_000))
 
 staleness, _ = parse_positive_int(staleness_text, "staleness")
 interval, _ = parse_positive_int(interval_text, "interval")
 if staleness is None or interval is None:
     st.info("Give the staleness and the interval as positive whole numbers to see the draft.")
-    record_once("started", ["read when async pays off"],
-                ["give the staleness and weight-sync interval as positive whole numbers"],
-                "waiting for the staleness answers")
+    memory.progress(done=["read when async pays off"],
+                    todo=["give the staleness and weight-sync interval as positive whole numbers"],
+                    summary="waiting for the staleness answers")
     st.stop()
 
 try:
@@ -134,7 +124,12 @@ except ValueError as exc:
 
 st.subheader("3. Draft for your review")
 draft = draft_launch_script(request)
-show_draft(draft, key_prefix="async")
+record = record_for(draft)
+show_draft(draft, key_prefix="async", accept=AcceptControl(
+    memory, "Accept this draft", "accepted the draft",
+    f"{draft.filename}: staleness {staleness}, weight sync every {interval} rollout(s), actor {actor_gpus} GPU(s)"
+    + (", fully-async rollout" if fully_async else ""), draft.script, draft.filename, "text/x-shellscript",
+    done=["read when async pays off", *record.done]))
 
 st.subheader("4. What to watch for stability")
 st.markdown(
@@ -148,6 +143,4 @@ st.markdown(
     f"sampling (`--use-tis`, {plain(slime_source('slime/utils/arguments.py', 1061))})."
 )
 
-record = record_for(draft)
-record_once(record.status, ["read when async pays off", *record.done], record.todo, record.summary,
-            draft.script, draft.filename)
+memory.progress(done=["read when async pays off", *record.done], todo=record.todo, summary=record.summary)

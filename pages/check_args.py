@@ -22,9 +22,9 @@ from ui.common import (
     profile_caption,
     remember_launch_keys,
     require_profile,
-    save_record,
     show_findings,
 )
+from ui.memory import PageMemory
 
 ensure_app_frame()
 
@@ -38,7 +38,7 @@ def checkout_path() -> tuple[object | None, bool]:
         st.caption(f"By default flags are checked against slime {SLIME_SHORT} and the Megatron / SGLang versions "
                    "it pins. A directory on this machine is read (never changed) only inside the roots the app "
                    "may read.")
-        raw = st.text_input("slime checkout directory", key="ca_checkout", placeholder="/path/to/slime")
+        raw = memory.widget(st.text_input, "slime checkout directory", "checkout", "", placeholder="/path/to/slime")
     st.session_state.pop(CHECKOUT_KEY, None)  # set again below only for a usable checkout
     if not raw.strip():
         return None, False
@@ -56,11 +56,12 @@ def checkout_path() -> tuple[object | None, bool]:
 
 def read_input() -> tuple[str | None, bytes | None]:
     """The pasted text or the uploaded bytes (one of them), or (None, None)."""
-    source = st.radio("Script", (PASTE, UPLOAD), horizontal=True, key="ca_source", label_visibility="collapsed")
+    source = memory.widget(st.radio, "Script", "source", PASTE, options=(PASTE, UPLOAD), horizontal=True,
+                           label_visibility="collapsed")
     if source == PASTE:
-        text = st.text_area("Launch script or argument list", key="ca_text", height=260,
-                            placeholder="#!/bin/bash\nsource scripts/models/qwen3-4B.sh\n...\n"
-                                        "ray job submit ... -- python3 train.py ${MODEL_ARGS[@]} ...")
+        text = memory.widget(st.text_area, "Launch script or argument list", "text", "", height=260,
+                             placeholder="#!/bin/bash\nsource scripts/models/qwen3-4B.sh\n...\n"
+                                         "ray job submit ... -- python3 train.py ${MODEL_ARGS[@]} ...")
         if len(text) > MAX_SCRIPT_CHARS:
             st.error(f"That paste is {len(text):,} characters; the checker reads at most {MAX_SCRIPT_CHARS:,}. "
                      "Paste the launch script alone.")
@@ -69,6 +70,9 @@ def read_input() -> tuple[str | None, bytes | None]:
     upload = st.file_uploader("Launch script (.sh, .txt)", key="ca_upload", type=["sh", "bash", "txt"])
     if upload is None:
         return None, None
+    if st.session_state.get("ca_checked_upload") != upload.file_id:  # a new upload is the user's own input
+        st.session_state["ca_checked_upload"] = upload.file_id
+        st.session_state["ca_new_upload"] = True
     if upload.size > MAX_SCRIPT_CHARS:
         st.error(f"{plain(upload.name)} is {upload.size:,} bytes; the checker reads at most {MAX_SCRIPT_CHARS:,}.")
         return None, None
@@ -122,38 +126,42 @@ def launch_keys_of(report: CheckReport) -> DataKeys | None:
 
 
 def record(report: CheckReport) -> None:
-    """Save the outcome for the progress page, once per distinct result."""
-    errors = [f for f in report.findings if f.severity == Severity.ERROR]
-    key = tuple((f.code, f.line, f.message) for f in report.findings)
-    if st.session_state.get("ca_recorded") == key:
+    """A check that ran on the user's own input (typed, pasted, uploaded or re-checked with other options) is
+    kept in the history on What's done; showing the remembered script again records nothing."""
+    fresh_upload = st.session_state.pop("ca_new_upload", False)
+    if not (memory.user_changed or fresh_upload):
         return
-    st.session_state["ca_recorded"] = key
+    errors = [f for f in report.findings if f.severity == Severity.ERROR]
     keys = launch_keys_of(report)
     if keys is not None:
         remember_launch_keys(profile, "check_args", keys)
     s = report.summary
-    save_record(profile, "check_args", "done" if report.ok else "started",
-                done=[f"Checked {s.get('flags', 0)} flag(s) of a {report.entry or 'launch'} command"],
-                todo=[f"{f.code}: {f.message}" + (f" (line {f.line})" if f.line else "") for f in errors[:10]],
-                summary=f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), {s.get('info', 0)} note(s)",
-                output_name="check-args.json", output=dumps(report_json(report)), output_mime="application/json")
+    memory.accept("ran the check", f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), "
+                                   f"{s.get('info', 0)} note(s) in {s.get('flags', 0)} flag(s) of a "
+                                   f"{report.entry or 'launch'} command",
+                  done=[f"Checked {s.get('flags', 0)} flag(s) of a {report.entry or 'launch'} command"],
+                  todo=[f"{f.code}: {f.message}" + (f" (line {f.line})" if f.line else "") for f in errors[:10]],
+                  output_name="check-args.json", output=dumps(report_json(report)), output_mime="application/json")
 
 
 st.title("Check my launch script")
 profile = require_profile()
 profile_caption(profile)
+memory = PageMemory("check_args", "ca", profile)
 st.markdown(
     "slime hands the command line to Megatron's and SGLang's parsers, which **silently ignore flags they do not "
     "know**: a typo such as `--n-sample-per-prompt 8` is dropped and the default 1 is used. Most of slime's own "
     "checks only run after `ray job submit`, on the cluster. This page runs them here, on the text of your "
     "script: nothing in it is executed.")
 
+memory.done_caption()
 text, data = read_input()
 c1, c2 = st.columns(2)
-gpus = c1.number_input("GPUs you have (from your profile)", min_value=1, max_value=MAX_GPUS,
-                       value=profile.gpus_total, step=1, key="ca_gpus")
-entry_choice = c2.selectbox("Entry for a bare argument list", (AUTO, "train.py", "train_async.py"), key="ca_entry",
-                            help="A script names its own entry (python3 train.py ...); a pasted flag list does not.")
+gpus = memory.widget(c1.number_input, "GPUs you have (from your profile)", "gpus", profile.gpus_total, min_value=1,
+                     max_value=MAX_GPUS, step=1)
+entry_choice = memory.widget(c2.selectbox, "Entry for a bare argument list", "entry", AUTO,
+                             options=(AUTO, "train.py", "train_async.py"),
+                             help="A script names its own entry (python3 train.py ...); a pasted flag list does not.")
 checkout, refused = checkout_path()
 
 report: CheckReport | None = None
@@ -181,7 +189,8 @@ if report is not None:
     st.download_button("Download the report (JSON)", dumps(report_json(report)), file_name="check-args.json",
                        mime="application/json", key="ca_download")
     record(report)
-else:
+memory.progress(summary="no script checked yet" if report is None else "checked")
+if report is None:
     st.info("Paste a launch script or upload one to check it.")
 
 open_in_calculator(report)

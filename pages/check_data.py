@@ -23,10 +23,10 @@ from ui.common import (
     plain,
     profile_caption,
     require_profile,
-    save_record,
     saved_launch_keys,
     show_findings,
 )
+from ui.memory import PageMemory
 
 ensure_app_frame()
 
@@ -50,20 +50,20 @@ def keys_form(defaults: DataKeys) -> DataKeys | None:
     with st.container(border=True):
         st.markdown("**How your run reads each row** (the flags of your launch command)")
         c1, c2 = st.columns(2)
-        input_key = c1.text_input("Prompt key: --input-key", value=defaults.input_key, key="cd_input_key",
+        input_key = memory.widget(c1.text_input, "Prompt key: --input-key", "input_key", defaults.input_key,
                                   help="slime's default is 'input', not 'prompt'.")
-        label_key = c2.text_input("Label key: --label-key (empty: none)", value=defaults.label_key or "",
-                                  key="cd_label_key")
+        label_key = memory.widget(c2.text_input, "Label key: --label-key (empty: none)", "label_key",
+                                  defaults.label_key or "")
         c3, c4 = st.columns(2)
-        tool_key = c3.text_input("Tool key: --tool-key", value=defaults.tool_key or "", key="cd_tool_key",
+        tool_key = memory.widget(c3.text_input, "Tool key: --tool-key", "tool_key", defaults.tool_key or "",
                                  help="slime's default is 'tools'.")
-        metadata_key = c4.text_input("Metadata key: --metadata-key", value=defaults.metadata_key,
-                                     key="cd_metadata_key")
+        metadata_key = memory.widget(c4.text_input, "Metadata key: --metadata-key", "metadata_key",
+                                     defaults.metadata_key)
         c5, c6 = st.columns([1, 2])
-        template = c5.checkbox("--apply-chat-template", value=defaults.apply_chat_template, key="cd_template")
-        multimodal = c6.text_input("--multimodal-keys (JSON, empty: none)",
-                                   value=json.dumps(defaults.multimodal_keys) if defaults.multimodal_keys else "",
-                                   key="cd_multimodal", placeholder='{"image": "images"}')
+        template = memory.widget(c5.checkbox, "--apply-chat-template", "template", defaults.apply_chat_template)
+        multimodal = memory.widget(c6.text_input, "--multimodal-keys (JSON, empty: none)", "multimodal",
+                                   json.dumps(defaults.multimodal_keys) if defaults.multimodal_keys else "",
+                                   placeholder='{"image": "images"}')
     try:
         return DataKeys(input_key=input_key.strip(), label_key=label_key.strip() or None,
                         tool_key=tool_key.strip() or None, metadata_key=metadata_key.strip(),
@@ -114,13 +114,12 @@ def record(profile, report: DataReport) -> None:
         todo.append("Add to the launch command: " + " ".join(s.flags_to_add))
     checked = (f"Checked {s.name}: {startup_headline(s)}" if s.stops_at_start
                else f"Checked {s.name}: {s.rows_used} of {s.rows} row(s) usable by slime")
-    save_record(profile, "check_data", status,
-                done=[checked],
-                todo=todo,
-                summary=(("stops at start-up; " if s.stops_at_start else "")
-                         + f"{s.rows_used} used, {s.rows_skipped} skipped, {s.rows_crash} crash, "
-                         f"{s.rows_unchecked} unchecked; prompts {s.prompt_format}"),
-                output_name="data-check.json", output=dumps(report.to_json()), output_mime="application/json")
+    memory.accept("ran the check", f"{s.name}: " + ("stops at start-up; " if s.stops_at_start else "")
+                  + f"{s.rows_used} used, {s.rows_skipped} skipped, {s.rows_crash} crash, "
+                  f"{s.rows_unchecked} unchecked; prompts {s.prompt_format}"
+                  + ("" if status == "done" else " (not usable as is)"),
+                  done=[checked], todo=todo, output_name="data-check.json", output=dumps(report.to_json()),
+                  output_mime="application/json")
 
 
 def show_report(report: DataReport) -> None:
@@ -192,18 +191,22 @@ def show_report(report: DataReport) -> None:
 profile = require_profile()
 st.title("Check my data")
 profile_caption(profile)
+memory = PageMemory("check_data", "cd", profile)
+if memory.reloaded:
+    st.session_state.pop("cd_report", None)  # another profile's report
 st.write("Reads your prompt file the way slime's loader does and lists every row it would drop or crash on, "
          "before you launch. Nothing is changed.")
+memory.done_caption()
 
 keys = keys_form(launch_defaults(profile))
-source = st.radio("The file", (UPLOAD, ON_DISK), key="cd_source", horizontal=True)
+source = memory.widget(st.radio, "The file", "source", UPLOAD, options=(UPLOAD, ON_DISK), horizontal=True)
 upload = None
 path_text = ""
 if source == UPLOAD:
     upload = st.file_uploader("A .jsonl or .parquet file (a sample is enough; up to 200 MB)", key="cd_upload")
 else:
     roots = configured_roots()
-    path_text = st.text_input("Path of the data file on this machine", value=profile.data_path, key="cd_path",
+    path_text = memory.widget(st.text_input, "Path of the data file on this machine", "path", profile.data_path,
                               help="A trailing @[start:end] is slime's row slice.")
     if roots:
         st.caption("This app may read files under: " + plain(", ".join(str(r) for r in roots)))
@@ -216,6 +219,7 @@ if st.button("Check", key="cd_run", type="primary", disabled=keys is None):
         st.session_state["cd_report"] = report
         record(profile, report)
 
+memory.progress(summary="keys or file chosen, not checked yet")
 report = st.session_state.get("cd_report")
 if isinstance(report, DataReport):
     show_report(report)

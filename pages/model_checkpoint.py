@@ -21,13 +21,16 @@ from core.knowledge.cards import get_card
 from core.model_scripts import load_model_scripts, match_model
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT, slime_source
-from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record, show_findings
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings
+from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
 
 st.title("Model script and checkpoint")
 profile = require_profile()
 profile_caption(profile)
+memory = PageMemory("model_checkpoint", "mc", profile)
+memory.done_caption()
 
 scripts = load_model_scripts()
 by_name = {s.name: s for s in scripts}
@@ -49,8 +52,7 @@ else:
 names = [s.name for s in scripts]
 default_name = match.scripts[0].name if match.status == "exact" else None
 options = ["(choose)", *names]
-picked = st.selectbox("Model script to source", options, key="mc_script",
-                      index=options.index(default_name) if default_name else 0)
+picked = memory.widget(st.selectbox, "Model script to source", "script", default_name or "(choose)", options=options)
 script = by_name.get(picked)
 
 with st.expander(f"All {len(scripts)} model scripts at {SLIME_SHORT}"):
@@ -61,10 +63,7 @@ with st.expander(f"All {len(scripts)} model scripts at {SLIME_SHORT}"):
 
 if script is None:
     st.info("Choose the model script that matches your checkpoint to continue.")
-    if st.session_state.get("mc_recorded") != "none":
-        save_record(profile, "model_checkpoint", "started", todo=["choose the model script"],
-                    summary="No model script chosen yet")
-        st.session_state["mc_recorded"] = "none"
+    memory.progress(todo=["choose the model script"], summary="No model script chosen yet")
     st.stop()
 
 st.code(f"source {script.path}", language="bash")
@@ -96,8 +95,11 @@ st.write("Upload the checkpoint's `config.json` (or give its path on this machin
          f"({plain(slime_source('tools/convert_hf_to_torch_dist.py', 38))}), so a wrong script converts "
          "silently.")
 upload = st.file_uploader("config.json", type=["json"], key="mc_config_upload")
-server_path = st.text_input("or a config.json path on this machine (inside the configured folders)",
-                            key="mc_config_path")
+if upload is not None and st.session_state.get("mc_seen_upload") != upload.file_id:  # the user's own input
+    st.session_state["mc_seen_upload"] = upload.file_id
+    memory.remember("config_uploaded", upload.name)
+server_path = memory.widget(st.text_input, "or a config.json path on this machine (inside the configured folders)",
+                            "config_path", "")
 
 raw: bytes | None = None
 if upload is not None:
@@ -123,10 +125,10 @@ if raw is not None:
         st.error(plain(config_error))
     else:
         comparison = compare_config(cfg, script)
-        if comparison.suggested_overrides and st.checkbox(
-                "Add the overrides that make the script match this config.json (MODEL_ARGS+=... after "
-                "sourcing); do this only when the script is otherwise right for this checkpoint",
-                key="mc_apply_overrides"):
+        if comparison.suggested_overrides and memory.widget(
+                st.checkbox, "Add the overrides that make the script match this config.json (MODEL_ARGS+=... "
+                "after sourcing); do this only when the script is otherwise right for this checkpoint",
+                "apply_overrides", False):
             overrides = comparison.suggested_overrides
             comparison = compare_config(cfg, script, overrides)
         st.dataframe(pd.DataFrame([r.model_dump() for r in comparison.rows]), hide_index=True,
@@ -147,15 +149,15 @@ st.write("Megatron trains from a torch\\_dist checkpoint, made once with `tools/
 base = profile.model.strip().rstrip("/").split("/")[-1] or "model"
 default_hf = profile.model if profile.model.startswith("/") else f"/root/{base}"
 c1, c2 = st.columns(2)
-hf_dir = c1.text_input("Hugging Face checkpoint folder (--hf-checkpoint)", value=default_hf, key="mc_hf")
-save_dir = c2.text_input("Save the torch_dist copy in (--save); empty: the HF folder + _torch_dist",
-                         value="", key="mc_save") or f"{hf_dir.strip().rstrip('/') or default_hf}_torch_dist"
+hf_dir = memory.widget(c1.text_input, "Hugging Face checkpoint folder (--hf-checkpoint)", "hf", default_hf)
+save_dir = memory.widget(c2.text_input, "Save the torch_dist copy in (--save); empty: the HF folder + _torch_dist",
+                         "save", "") or f"{hf_dir.strip().rstrip('/') or default_hf}_torch_dist"
 c3, c4 = st.columns(2)
-megatron = c3.text_input("Megatron-LM folder (PYTHONPATH)", value="/root/Megatron-LM", key="mc_megatron",
+megatron = memory.widget(c3.text_input, "Megatron-LM folder (PYTHONPATH)", "megatron", "/root/Megatron-LM",
                          help="slime's Docker image keeps it at /root/Megatron-LM.")
-nproc = int(c4.number_input("Processes (GPUs) for the conversion", min_value=1, max_value=1024, value=1,
-                            key="mc_nproc",
-                            help="More than one runs it under torchrun; the tool then picks a pipeline size."))
+nproc = int(memory.widget(c4.number_input, "Processes (GPUs) for the conversion", "nproc", 1, min_value=1,
+                          max_value=1024,
+                          help="More than one runs it under torchrun; the tool then picks a pipeline size."))
 
 try:
     request = ConversionRequest(script_name=script.name, hf_checkpoint=hf_dir, save_dir=save_dir,
@@ -171,6 +173,10 @@ if comparison is not None:
 findings = sort_and_dedupe(findings)
 errors = [f for f in findings if f.severity == Severity.ERROR]
 ready = not errors
+accept = AcceptControl(memory, "Accept this command", "accepted the conversion command",
+                       f"convert-{script.name}.sh: {script.path}, {nproc} process(es), saves to {save_dir.strip()}"
+                       + (f", {len(overrides)} override(s)" if overrides else ""),
+                       command, f"convert-{script.name}.sh", "text/x-shellscript")
 left, right = st.columns([3, 2])
 with right:
     st.markdown("**Checks**")
@@ -179,7 +185,9 @@ with left:
     if ready:
         st.success("Ready for your review; nothing was run.", icon=":material/check_circle:")
         st.download_button("Download the conversion script (.sh)", command,
-                           file_name=f"convert-{script.name}.sh", mime="text/x-shellscript", key="mc_download")
+                           file_name=f"convert-{script.name}.sh", mime="text/x-shellscript", key="mc_download",
+                           on_click=accept.on_download)
+        accept.render()
     else:
         st.error("Not ready: fix the errors beside it first. Shown for reference only.", icon=":material/error:")
     st.code(command, language="bash")
@@ -209,10 +217,5 @@ if ready:
     done.append(f"conversion command drafted: convert-{script.name}.sh (for your review; nothing was run)")
 else:
     todo += [f"fix {f.code}: {f.message}" for f in errors]
-status = "done" if ready else "started"
-record_key = (status, tuple(todo), command)
-if st.session_state.get("mc_recorded") != record_key:
-    save_record(profile, "model_checkpoint", status, done=done, todo=todo,
-                summary=f"{script.path}: conversion command {'ready' if ready else 'not ready'}",
-                output_name=f"convert-{script.name}.sh", output=command, output_mime="text/x-shellscript")
-    st.session_state["mc_recorded"] = record_key
+accept.done, accept.todo = done, todo
+memory.progress(done=done, todo=todo, summary=f"{script.path}: conversion command {'ready' if ready else 'not ready'}")

@@ -33,9 +33,9 @@ from ui.common import (
     plain,
     profile_caption,
     require_profile,
-    save_record,
     show_findings,
 )
+from ui.memory import PageMemory
 
 ensure_app_frame()
 
@@ -50,20 +50,36 @@ STATUS_UI = {"ok": (st.success, ":material/check_circle:"), "warn": (st.warning,
 st.title("Monitor training")
 profile = require_profile()
 profile_caption(profile)
+memory = PageMemory("monitor", "mon", profile)
 st.write("Load the TensorBoard logs or W&B run files of one or more slime runs to see their curves the way "
          "TensorBoard draws them, and a checklist that reads the curves for you. Files are only read, never changed; commands "
          "below are drafts for you to run.")
 
-if "mon_sources" not in st.session_state:
-    st.session_state["mon_sources"] = []  # [{"label", "path"}]
+memory.done_caption()
+
+
+def still_allowed(entry: object) -> bool:
+    """A remembered run is read again only while its folder and files are still inside the configured roots."""
+    try:
+        run = FoundRun.model_validate(entry)
+        resolve_allowed(run.path, want="dir")
+        for file in run.files:
+            resolve_allowed(file, want="file")
+    except (ValueError, PathRefused):  # pydantic's ValidationError is a ValueError
+        return False
+    return True
+
+
+if memory.reloaded or "mon_sources" not in st.session_state:  # [{"label", "path"}]: folders added, per profile
+    st.session_state["mon_sources"] = [e for e in memory.remembered("sources", []) if still_allowed(e)]
 if "mon_uploads" not in st.session_state:
     st.session_state["mon_uploads"] = {}  # "files" | "zip" -> the current upload of that box (one each)
 
 with st.expander("Turn TensorBoard logging on in slime", expanded=False):
     c1, c2 = st.columns(2)
-    project = c1.text_input("Project (--tb-project-name)", value="slime", key="mon_tb_project")
-    experiment = c2.text_input("Experiment (--tb-experiment-name)", value=f"{profile.model}-grpo",
-                               key="mon_tb_experiment")
+    project = memory.widget(c1.text_input, "Project (--tb-project-name)", "tb_project", "slime")
+    experiment = memory.widget(c2.text_input, "Experiment (--tb-experiment-name)", "tb_experiment",
+                               f"{profile.model}-grpo")
     st.code(draft_tensorboard_flags(project.strip() or "slime", experiment.strip() or "run1"), language="bash")
     st.caption(f"Add these to the launch script's arguments ({plain(SRC_TB_ARGS)}). slime then writes to "
                f"tensorboard_log/<project>/<experiment>, or to $TENSORBOARD_DIR when that is set "
@@ -88,12 +104,12 @@ tab_files, tab_zip, tab_dir = st.tabs(["Upload event or W&B run files", "Upload 
 with tab_files:
     uploads = st.file_uploader("Event files (events.out.tfevents.*) of one run, or W&B run files (run-<id>.wandb)",
                                accept_multiple_files=True, key="mon_upload_files")
-    upload_name = st.text_input("Name for this run", value="uploaded-run", key="mon_upload_name")
+    upload_name = memory.widget(st.text_input, "Name for this run", "upload_name", "uploaded-run")
 with tab_zip:
     zipped = st.file_uploader("A .zip of a run folder (or of tensorboard_log/<project>, or of a wandb/ folder)",
                               type=["zip"], key="mon_upload_zip")
 with tab_dir:
-    typed_dir = st.text_input("Run folder, or a folder of runs (inside the configured roots)", key="mon_dir")
+    typed_dir = memory.widget(st.text_input, "Run folder, or a folder of runs (inside the configured roots)", "dir", "")
     if st.button("Add this folder", key="mon_dir_add"):
         try:
             allowed = resolve_allowed(typed_dir, want="dir")
@@ -110,6 +126,9 @@ with tab_dir:
                 entry = run.model_dump()
                 if entry not in st.session_state["mon_sources"]:
                     st.session_state["mon_sources"].append(entry)
+            if found:
+                memory.remember("sources", st.session_state["mon_sources"])
+                st.session_state["mon_new_input"] = True
 
 
 
@@ -147,6 +166,7 @@ def keep_current_upload(slot: str, digest: str | None, unpack: Callable[[UploadW
     sweep_stale_workdirs()
     workdir = UploadWorkdir()
     held[slot] = {"digest": digest, "workdir": workdir, **unpack(workdir)}
+    st.session_state["mon_new_input"] = True  # an upload is the user's own input
 
 
 def unpack_event_files(workdir: UploadWorkdir) -> dict:
@@ -184,6 +204,7 @@ for n in notices:
 
 if st.session_state["mon_sources"] and st.button("Forget the folders added", key="mon_clear"):
     st.session_state["mon_sources"] = []
+    memory.remember("sources", [])
     st.rerun()
 
 if not sources:
@@ -225,8 +246,8 @@ if findings:
         show_findings(findings, key_prefix="mon_read")
 
 st.subheader("2. Is it working?")
-steps_override = st.number_input("Optimizer steps per rollout (0 = work it out from the logs)", min_value=0,
-                                 max_value=100_000, value=0, step=1, key="mon_steps_per_rollout")
+steps_override = memory.widget(st.number_input, "Optimizer steps per rollout (0 = work it out from the logs)",
+                               "steps_per_rollout", 0, min_value=0, max_value=100_000, step=1)
 alignments = {run.name: rollout_alignment(run, int(steps_override) or None) for run in runs}
 results = [(run, run_verdicts(run)) for run in runs]
 for run in runs:
@@ -266,13 +287,15 @@ for run, verdicts in results:
 
 st.subheader("3. Curves")
 c1, c2, c3 = st.columns([2, 2, 1])
-pattern = c1.text_input("Filter tags (regular expression)", key="mon_filter", placeholder="reward|kl|entropy")
-axis_label = c2.selectbox("x axis", [X_AXIS_LABELS[a] for a in XAxis], key="mon_xaxis")
+pattern = memory.widget(c1.text_input, "Filter tags (regular expression)", "filter", "",
+                        placeholder="reward|kl|entropy")
+axis_labels = [X_AXIS_LABELS[a] for a in XAxis]
+axis_label = memory.widget(c2.selectbox, "x axis", "xaxis", axis_labels[0], options=axis_labels)
 axis = next(a for a in XAxis if X_AXIS_LABELS[a] == axis_label)
-ignore_outliers = c3.checkbox("Ignore outliers", key="mon_outliers",
-                              help="y range from the 5th to the 95th percentile, as TensorBoard's option does")
-weight = st.slider("Smoothing", min_value=0.0, max_value=MAX_WEIGHT, value=DEFAULT_WEIGHT, step=0.001,
-                   key="mon_smoothing", help="TensorBoard's debiased exponential moving average; 0 = raw values")
+ignore_outliers = memory.widget(c3.checkbox, "Ignore outliers", "outliers", False,
+                                help="y range from the 5th to the 95th percentile, as TensorBoard's option does")
+weight = memory.widget(st.slider, "Smoothing", "smoothing", DEFAULT_WEIGHT, min_value=0.0, max_value=MAX_WEIGHT,
+                       step=0.001, help="TensorBoard's debiased exponential moving average; 0 = raw values")
 all_tags = ordered_tags(sorted({t for run in runs for t in run.tags}))
 tags, filter_problem = filter_tags(all_tags, pattern)
 if filter_problem:
@@ -343,9 +366,11 @@ todo = [f"{r.name}: {v.code} {v.title} ({v.status})" for r, vs in judged for v i
 judged_names = {r.name for r, _ in judged}  # names were made unique above
 todo += [f"{r.name}: {MISSING_NO_SCALARS if not r.scalar_count() else MISSING_NOTHING_JUDGED}"
          for r, _ in results if r.name not in judged_names]
-record_key = (status, text)
-if st.session_state.get("mon_recorded") != record_key:
-    save_record(profile, "monitor", status, done=done, todo=todo,
-                summary=f"{len(runs)} run(s) read; {len(todo)} item(s) to look at", output_name="monitor-checklist.txt",
-                output=text, output_mime="text/plain")
-    st.session_state["mon_recorded"] = record_key
+summary = f"{', '.join(r.name for r in runs)}: {len(todo)} item(s) to look at"
+if st.session_state.pop("mon_new_input", False):  # runs the user just loaded, not the remembered folders shown again
+    if status == "done":
+        memory.accept("read the runs and produced the checklist", summary, output=text, done=done, todo=todo,
+                      output_name="monitor-checklist.txt")
+    else:
+        memory.mark_changed()
+memory.progress(done=done, todo=todo, summary=summary)

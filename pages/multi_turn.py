@@ -23,26 +23,17 @@ from core.findings import Finding, Severity, sort_and_dedupe
 from core.knowledge.cards import get_card
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import slime_source
-from ui.common import ensure_app_frame, plain, profile_caption, require_profile, save_record, show_findings
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings
 from ui.drafts import ExtraFile, show_draft
+from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
-
-
-def record_once(status: str, done: list[str], todo: list[str], summary: str, script: str = "",
-                filename: str | None = None) -> None:
-    """Save the page's result in the record of handled work when it changed since the last save."""
-    key = (status, tuple(done), tuple(todo), script)
-    if st.session_state.get("mt_recorded") != key:
-        save_record(profile, "multi_turn", status, done=done, todo=todo, summary=summary,
-                    output_name=filename if script else None, output=script or None,
-                    output_mime="text/x-shellscript")
-        st.session_state["mt_recorded"] = key
-
 
 st.title("Multi-turn agent training")
 profile = require_profile()
 profile_caption(profile)
+memory = PageMemory("multi_turn", "mt", profile)
+memory.done_caption()
 
 st.markdown(
     "For tool use and multi-turn agents, slime keeps its own rollout loop and lets you replace only the "
@@ -66,7 +57,7 @@ st.caption("The file is parsed with Python's ast module only: it is never import
            "elsewhere), not that it is wrong.")
 c1, c2 = st.columns([3, 1])
 upload = c1.file_uploader("Your generate-function module (.py)", type=["py"], key="mt_upload")
-function_name = c2.text_input("Function name", value=DEFAULT_FUNCTION, key="mt_function").strip() or DEFAULT_FUNCTION
+function_name = memory.widget(c2.text_input, "Function name", "function", DEFAULT_FUNCTION).strip() or DEFAULT_FUNCTION
 
 report = None
 upload_findings: list[Finding] = []
@@ -99,38 +90,41 @@ if upload is not None:
 # -- 3. flags --------------------------------------------------------------------------------------------
 st.subheader("3. The flags")
 suggested = suggested_path(upload.name if upload is not None else None, function_name)
+memory.seed("generate_path", "")
 if suggested and st.session_state.get("mt_suggested_for") != suggested:
     # A new upload fills the flag once; the user's later edits are kept.
     st.session_state["mt_suggested_for"] = suggested
     if not st.session_state.get("mt_generate_path"):
         st.session_state["mt_generate_path"] = suggested
+        memory.remember("generate_path", suggested)
 st.write("Each function is named by a dotted path, `module.function`: slime imports everything before the last "
          "dot and reads the last part from it, so the module's folder must be on PYTHONPATH "
          f"({plain(LOAD_FUNCTION_SOURCE)}). A `module:function` form fails, although one of slime's docs shows "
          f"it ({plain(slime_source('docs/zh/get_started/quick_start.md', 550))}).")
 f1, f2 = st.columns(2)
-generate_path = f1.text_input("--custom-generate-function-path", key="mt_generate_path",
+generate_path = memory.widget(f1.text_input, "--custom-generate-function-path", "generate_path", "",
                               placeholder="my_agent.generate").strip()
-module_dir = f2.text_input("Folder holding your module, added to PYTHONPATH (empty: already importable)",
-                           key="mt_module_dir", placeholder="/root/my_agent").strip()
+module_dir = memory.widget(f2.text_input, "Folder holding your module, added to PYTHONPATH (empty: already "
+                           "importable)", "module_dir", "", placeholder="/root/my_agent").strip()
 reward_modes = ["My reward function (--custom-rm-path)", "A built-in reward (--rm-type)",
                 "My generate function sets sample.reward"]
 default_reward = 2 if report is not None and report.sets_reward else 0
-reward_mode = st.radio("Reward", reward_modes, index=default_reward, key="mt_reward_mode", horizontal=True)
+reward_mode = memory.widget(st.radio, "Reward", "reward_mode", reward_modes[default_reward], options=reward_modes,
+                            horizontal=True)
 rm_path = rm_type = None
 r1, r2 = st.columns(2)
 if reward_mode == reward_modes[0]:
-    rm_path = r1.text_input("--custom-rm-path (an async function)", key="mt_rm_path",
+    rm_path = memory.widget(r1.text_input, "--custom-rm-path (an async function)", "rm_path", "",
                             placeholder="my_agent.reward_func").strip()
 elif reward_mode == reward_modes[1]:
-    rm_type = r1.text_input("--rm-type", value="deepscaler", key="mt_rm_type").strip()
-config_path = r2.text_input("--custom-config-path (optional YAML, e.g. holding max_turns)",
-                            key="mt_config_path", placeholder="/root/my_agent/agent.yaml").strip()
-max_turns = int(st.number_input("max_turns to put in that YAML (0: none)", min_value=0, max_value=1000,
-                                value=0, key="mt_max_turns"))
+    rm_type = memory.widget(r1.text_input, "--rm-type", "rm_type", "deepscaler").strip()
+config_path = memory.widget(r2.text_input, "--custom-config-path (optional YAML, e.g. holding max_turns)",
+                            "config_path", "", placeholder="/root/my_agent/agent.yaml").strip()
+max_turns = int(memory.widget(st.number_input, "max_turns to put in that YAML (0: none)", "max_turns", 0,
+                              min_value=0, max_value=1000))
 k1, k2 = st.columns(2)
-input_key = k1.text_input("Prompt column (--input-key)", value="prompt", key="mt_input_key").strip()
-label_key = k2.text_input("Label column (--label-key), empty for none", value="label", key="mt_label_key").strip()
+input_key = memory.widget(k1.text_input, "Prompt column (--input-key)", "input_key", "prompt").strip()
+label_key = memory.widget(k2.text_input, "Label column (--label-key), empty for none", "label_key", "label").strip()
 
 flag_findings: list[Finding] = []
 if generate_path:
@@ -157,10 +151,10 @@ if flag_findings:
 
 # -- 4. confirm, then draft ------------------------------------------------------------------------------
 st.subheader("4. Confirm, then the draft")
-confirm_fn = st.checkbox("My function does every checklist item above (I checked the ones not visible in "
-                         "the file myself)", key="mt_confirm_function")
-confirm_data = st.checkbox(f"My data file ({plain(profile.data_path)}) has the prompt and label keys named above, "
-                           "in the shape my function reads", key="mt_confirm_data")
+confirm_fn = memory.widget(st.checkbox, "My function does every checklist item above (I checked the ones not "
+                           "visible in the file myself)", "confirm_function", False)
+confirm_data = memory.widget(st.checkbox, f"My data file ({plain(profile.data_path)}) has the prompt and label keys "
+                             "named above, in the shape my function reads", "confirm_data", False)
 st.page_link("pages/check_data.py", label="Check my data file", icon=":material/dataset:")
 
 missing: list[str] = []
@@ -190,7 +184,7 @@ if confirm_data:
 
 if missing:
     st.info("Before the command is shown:\n\n" + "\n".join(f"- {plain(m)}" for m in missing))
-    record_once("started", done_items, missing, "Multi-turn: waiting for " + "; ".join(missing[:3]))
+    memory.progress(done=done_items, todo=missing, summary="Multi-turn: waiting for " + "; ".join(missing[:3]))
     st.stop()
 
 match = match_model(profile.model)
@@ -198,11 +192,13 @@ model_script_name = None
 if match.status != "exact":
     (st.warning if match.status == "family" else st.error)(plain(match.message))
     names = [s.name for s in (match.scripts or load_model_scripts())]
-    picked = st.selectbox("Model script to source (scripts/models)", ["(choose)", *names], key="mt_model_script")
+    picked = memory.widget(st.selectbox, "Model script to source (scripts/models)", "model_script", "(choose)",
+                           options=["(choose)", *names])
     model_script_name = None if picked == "(choose)" else picked
 
 layouts = ["Colocated (share every GPU)", "Disaggregated (separate actor and rollout GPUs)"]
-layout_choice = st.radio("GPU layout", layouts, key="mt_layout", horizontal=True, disabled=profile.gpus_total < 2)
+layout_choice = memory.widget(st.radio, "GPU layout", "layout", layouts[0], options=layouts, horizontal=True,
+                              disabled=profile.gpus_total < 2)
 colocate = profile.gpus_total < 2 or layout_choice == layouts[0]
 st.caption("Multi-turn rollouts spend much of their time waiting on tools, so generation often dominates; "
            "separate rollout GPUs keep the engines loaded while the actor trains. Colocated is the default and "
@@ -210,9 +206,9 @@ st.caption("Multi-turn rollouts spend much of their time waiting on tools, so ge
 actor_gpus = None
 if not colocate:
     default_actor = (profile.nodes // 2) * profile.per_node if profile.nodes > 1 else max(1, profile.per_node // 2)
-    actor_gpus = int(st.number_input("Actor (training) GPUs", min_value=1, max_value=max(1, profile.gpus_total - 1),
-                                     value=min(default_actor, max(1, profile.gpus_total - 1)), step=1,
-                                     key="mt_actor_gpus"))
+    actor_gpus = int(memory.widget(st.number_input, "Actor (training) GPUs", "actor_gpus",
+                                   min(default_actor, max(1, profile.gpus_total - 1)), min_value=1,
+                                   max_value=max(1, profile.gpus_total - 1), step=1))
 
 extra = [ExtraArg(flag="--custom-generate-function-path", value=generate_path, group="CUSTOM_ARGS",
                   comment=f"your generate function; loaded with load_function ({LOAD_FUNCTION_SOURCE})")]
@@ -227,20 +223,23 @@ try:
         reward_set_by_generate=reward_mode == reward_modes[2], extra_args=extra, extra_pythonpath=[module_dir] if module_dir else [])
 except ValueError as exc:  # pydantic's ValidationError is a ValueError
     st.error(plain(f"These answers cannot make a draft: {exc}"))
-    record_once("started", done_items, [f"fix the answers: {exc}"], "Multi-turn: answers cannot make a draft")
+    memory.progress(done=done_items, todo=[f"fix the answers: {exc}"], summary="Multi-turn: answers cannot make a draft")
     st.stop()
 
 draft = draft_launch_script(request)
 yaml_text = f"max_turns: {max_turns}\n" if max_turns and config_path else ""
 extra_files = (ExtraFile(label="Download the YAML", data=yaml_text, filename="agent.yaml", mime="text/yaml",
                          language="yaml", caption=f"YAML for {config_path}"),) if yaml_text else ()
-show_draft(draft, key_prefix="mt", extra_files=extra_files, summary_expanded=False)
+record = record_for(draft)
+show_draft(draft, key_prefix="mt", extra_files=extra_files, summary_expanded=False, accept=AcceptControl(
+    memory, "Accept this draft", "accepted the draft",
+    f"{draft.filename}: generate function {generate_path}, reward from "
+    + (rm_path or (f"--rm-type {rm_type}" if rm_type else "the generate function")),
+    draft.script, draft.filename, "text/x-shellscript", done=[*done_items, *record.done]))
 
 card = get_card(CARD)
 if card:
     st.page_link("pages/knowledge.py", label=f"Read more: {card.title}", icon=":material/menu_book:",
                  query_params={"card": card.id})
 
-record = record_for(draft)
-record_once(record.status, [*done_items, *record.done], record.todo, "Multi-turn: " + record.summary,
-            draft.script, draft.filename)
+memory.progress(done=[*done_items, *record.done], todo=record.todo, summary="Multi-turn: " + record.summary)

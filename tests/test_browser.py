@@ -7,6 +7,7 @@ missing browser is a failure.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -78,9 +79,7 @@ def browser():
     _need_browser()
     from playwright.sync_api import expect, sync_playwright
 
-    # A first page view after the server starts imports the app; on a loaded 2-core machine that took 8 s,
-    # past expect's 5 s default, while the page timeout is 30 s. Give assertions the same patience.
-    expect.set_options(timeout=30_000)
+    expect.set_options(timeout=30_000)  # a first page run imports the app: slower than Playwright's 5 s
 
     with sync_playwright() as pw:
         b = pw.chromium.launch(
@@ -165,11 +164,137 @@ def test_grpo_draft_is_checked_and_recorded_in_the_browser(browser, tmp_path):
         assert nav.get_by_role("link", name="grpo", exact=True).count() == 0
         code = page.get_by_test_id("stCode").first.inner_text()
         assert "--prompt-data '/data/my set/$(reboot).jsonl'" in code  # the user's value, quoted and inert
+        page.get_by_role("button", name="Accept this draft").click()
+        expect(page.get_by_text("kept in What's done", exact=False).first).to_be_visible()
         nav.get_by_role("link", name="What's done").click()
         expect(page.get_by_text("GRPO setup: done")).to_be_visible()
         expect(page.get_by_text("1 of 8 workflows done", exact=False)).to_be_visible()
     finally:
         _stop(proc)
+
+
+GRPO_GBS = "Global batch, 0 = one step per rollout (--global-batch-size)"
+DISAGGREGATED = "Disaggregated (separate actor and rollout GPUs)"
+
+
+def _draft_text(page) -> str:
+    code = page.get_by_test_id("stCode").filter(has_text="#!/bin/bash").first
+    return code.inner_text()
+
+
+def _expect_grpo_inputs(page, draft: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.get_by_text("Ready for your review").first).to_be_visible()
+    expect(page.get_by_role("radio", name=DISAGGREGATED)).to_be_checked()
+    page.get_by_text("Hyperparameters (defaults").click()
+    expect(page.get_by_role("spinbutton", name=GRPO_GBS)).to_have_value("64")
+    assert _draft_text(page) == draft
+
+
+def _seed_store(home: Path, **profile) -> None:
+    sys.path.insert(0, str(ROOT))
+    from core.memory.profile import Profile
+    from core.memory.store import Store
+
+    store = Store(home)
+    store.save_profile(Profile(**{"model": "Qwen3-4B", "data_path": "/data/train.jsonl", "gpus_total": 8,
+                                  **profile}))
+    store.close()
+
+
+def test_grpo_inputs_and_draft_survive_page_switch_reload_and_restart(browser, tmp_path):
+    from playwright.sync_api import expect
+
+    home = tmp_path / "home"
+    _seed_store(home)
+    logs = [tmp_path / "server1.log", tmp_path / "server2.log"]
+    port = _free_port()
+    proc = _start_server(port, home, logs[0])
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port}/grpo")
+        expect(page.get_by_text("Ready for your review").first).to_be_visible()
+        page.get_by_text(DISAGGREGATED).click()
+        expect(page.get_by_role("spinbutton", name="Actor (training) GPUs")).to_be_visible()
+        page.get_by_text("Hyperparameters (defaults").click()
+        gbs = page.get_by_role("spinbutton", name=GRPO_GBS)
+        gbs.fill("64")
+        gbs.press("Enter")
+        expect(page.get_by_test_id("stCode").filter(has_text="--global-batch-size 64").first).to_be_visible()
+        draft = _draft_text(page)
+        assert "--colocate" not in draft and "--global-batch-size 64" in draft
+
+        nav = page.get_by_test_id("stSidebarNav")
+        nav.get_by_role("link", name="Home").click()
+        expect(page.get_by_text("Your profile: default")).to_be_visible()
+        nav.get_by_role("link", name="GRPO setup").click()
+        _expect_grpo_inputs(page, draft)
+
+        page.reload()
+        _expect_grpo_inputs(page, draft)
+
+        nav.get_by_role("link", name="What's done").click()
+        expect(page.get_by_text("0 of 8 workflows done", exact=False)).to_be_visible()
+        expect(page.get_by_text("GRPO setup: started")).to_be_visible()
+    finally:
+        _stop(proc)
+
+    port2 = _free_port()
+    proc2 = _start_server(port2, home, logs[1])
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port2}/grpo")
+        _expect_grpo_inputs(page, draft)
+        # Accepting is what marks the workflow done.
+        page.get_by_role("button", name="Accept this draft").click()
+        expect(page.get_by_text("kept in What's done", exact=False).first).to_be_visible()
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="What's done").click()
+        expect(page.get_by_text("1 of 8 workflows done", exact=False)).to_be_visible()
+        expect(page.get_by_text("GRPO setup: done")).to_be_visible()
+    finally:
+        _stop(proc2)
+    for log in logs:
+        text = log.read_text()
+        assert "Session State API" not in text and "Traceback" not in text, text[-3000:]
+
+
+def test_a_profile_that_only_visits_every_page_has_nothing_done(browser, tmp_path):
+    from playwright.sync_api import expect
+
+    sys.path.insert(0, str(ROOT))
+    from core.memory.store import Store
+    from core.memory.workflows import WORKFLOWS
+
+    home = tmp_path / "home"
+    _seed_store(home)
+    port = _free_port()
+    proc = _start_server(port, home, tmp_path / "server.log")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port}/")
+        expect(page.get_by_text("Your profile: default")).to_be_visible()
+        nav = page.get_by_test_id("stSidebarNav")
+        more = nav.get_by_text(re.compile(r"^View \d+ more$"))  # a long navigation folds its last entries
+        if more.count():
+            more.first.click()
+        for wf in WORKFLOWS:
+            nav.get_by_role("link", name=wf.title).click()
+            expect(page.get_by_text(f"{wf.title} counts as done in What's done when", exact=False)).to_be_visible()
+        nav.get_by_role("link", name="What's done").click()
+        expect(page.get_by_text("0 of 8 workflows done", exact=False)).to_be_visible()
+        for wf in WORKFLOWS:
+            expect(page.get_by_text(f"{wf.title}: not started")).to_be_visible()
+    finally:
+        _stop(proc)
+    log = (tmp_path / "server.log").read_text()
+    assert "Session State API" not in log and "Traceback" not in log, log[-3000:]
+    store = Store(home)
+    assert store.records("default") == {} and store.pages_with_inputs("default") == set()
+    assert all(store.accepted("default", wf.id) == [] for wf in WORKFLOWS)
 
 
 def test_sidebar_ask_opens_results_and_a_flag_link_opens_the_reference(browser, tmp_path):

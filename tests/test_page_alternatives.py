@@ -26,7 +26,14 @@ def test_no_special_need_says_slime_fits_and_records_done(app_env, make_app):
     assert [h.value for h in at.subheader][-1].endswith(": slime")
     assert any("slime fits" in m.value for m in at.markdown)
     rec = store.get_record("default", "alternatives")
-    assert rec.status == "done" and "slime" in rec.summary and rec.output_name == "alternatives.md"
+    assert rec.status == "started" and store.accepted("default", "alternatives") == []  # answered, not accepted
+    at.button(key="alt_accept").click().run()
+    [accepted] = store.accepted("default", "alternatives")
+    assert "slime" in accepted.summary and accepted.output_name == "alternatives.md"
+    import streamlit as st
+
+    st.cache_resource.clear()  # a new server: the ticked need is kept
+    assert make_app("pages/alternatives.py").run().checkbox(key="alt_need_none").value
 
 
 def test_needs_map_to_miles_and_torchforge_with_scope_notes(app_env, make_app):

@@ -39,8 +39,10 @@ def test_async_page_default_answers_pass_both_checks_and_draft_is_ready(app_env,
     assert "-- python3 train_async.py" in script and "--colocate" not in script
     assert "--update-weights-interval 1" in script and "--rollout-num-gpus 4" in script
     assert {d.key for d in at.download_button} == {"async_download_sh", "async_download_md"}
-    rec = Store(app_env).get_record("default", "async")
-    assert rec.status == "done" and "train_async.py" in rec.output
+    assert Store(app_env).get_record("default", "async") is None  # visiting records nothing
+    at.button(key="async_accept").click().run()
+    [accepted] = Store(app_env).accepted("default", "async")
+    assert "train_async.py" in accepted.output and accepted.summary.startswith("run-async")
 
 
 def test_async_page_interval_above_staleness_fails_and_is_not_ready(app_env, make_app):
@@ -66,6 +68,7 @@ def test_async_page_rejects_a_bad_staleness_specifically(app_env, make_app, raw,
     assert any(words in e.value.replace("\\", "") for e in at.error)
     assert scripts_of(at) == []
     assert Store(app_env).get_record("default", "async").status == "started"
+    assert Store(app_env).inputs("default", "async").values["staleness"] == raw
 
 
 def test_async_page_fully_async_option(app_env, make_app):
@@ -83,4 +86,17 @@ def test_async_page_one_gpu_explains_why_not(app_env, make_app):
     at = open_page(app_env, make_app, gpus_total=1)
     assert any("needs at least 2" in e.value for e in at.error)
     assert scripts_of(at) == []
-    assert Store(app_env).get_record("default", "async").status == "started"
+    assert Store(app_env).get_record("default", "async") is None  # nothing the user did
+
+
+def test_async_page_answers_are_kept(app_env, make_app):
+    at = open_page(app_env, make_app, gpus_total=16, gpus_per_node=8)
+    at.text_input(key="async_staleness").input("4").run()
+    at.toggle(key="async_fully").set_value(True).run()
+    [script] = scripts_of(at)
+    import streamlit as st
+
+    st.cache_resource.clear()
+    again = make_app(PAGE).run()
+    assert not again.exception and scripts_of(again) == [script]
+    assert again.text_input(key="async_staleness").value == "4" and again.toggle(key="async_fully").value

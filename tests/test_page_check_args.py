@@ -45,16 +45,41 @@ def test_pasted_script_shows_findings_categories_and_records(app_env, make_app):
     assert "ARG001" in errors and "n-sample-per-prompt" in errors and "BATCH004" in errors
     frame = at.dataframe[0].value
     assert dict(zip(frame["flag"], frame["owner"], strict=True))["--n-sample-per-prompt"] == "unknown"
-    rec = store.get_record("default", "check_args")
-    assert rec is not None and rec.status == "started" and any("ARG001" in t for t in rec.todo_items)
+    [checked] = store.accepted("default", "check_args")  # a check ran on the user's input: done
+    assert checked.how == "ran the check" and checked.output_mime == "application/json"
+    assert any("ARG001" in t for t in checked.todo_items) and "error(s)" in checked.summary
 
 
 def test_clean_script_records_done(app_env, make_app):
     store = saved(app_env)
     at = make_app(PAGE).run()
+    assert store.accepted("default", "check_args") == [] and store.get_record("default", "check_args") is None
     at.text_area(key="ca_text").input((FIXTURES / "good_colocate.sh").read_text()).run()
     assert not at.exception and "No errors" in texts(at.success)
-    assert store.get_record("default", "check_args").status == "done"
+    [checked] = store.accepted("default", "check_args")
+    assert checked.summary.startswith("0 error(s)")
+
+
+def test_the_pasted_script_is_kept_and_showing_it_again_records_nothing(app_env, make_app):
+    store = saved(app_env)
+    script = (FIXTURES / "good_colocate.sh").read_text()
+    at = make_app(PAGE).run()
+    at.text_area(key="ca_text").input(script).run()
+    at.number_input(key="ca_gpus").set_value(4).run()
+    assert len(store.accepted("default", "check_args")) == 2  # re-checked with another option
+    at.selectbox(key="ca_entry").set_value("train_async.py").run()  # the script names its entry: same result
+    assert len(store.accepted("default", "check_args")) == 2
+    at.switch_page("pages/home.py").run()
+    at.switch_page(PAGE).run()
+    assert at.text_area(key="ca_text").value == script and at.selectbox(key="ca_entry").value == "train_async.py"
+    assert at.number_input(key="ca_gpus").value == 4
+    import streamlit as st
+
+    st.cache_resource.clear()  # a new server process
+    again = make_app(PAGE).run()
+    assert not again.exception
+    assert again.text_area(key="ca_text").value == script and "GPU003" in texts(again.error)
+    assert len(store.accepted("default", "check_args")) == 2  # the remembered script shown again: no new entry
 
 
 def test_gpu_count_from_profile_feeds_the_layout_check(app_env, make_app):
@@ -90,3 +115,17 @@ def test_bare_list_uses_the_chosen_entry(app_env, make_app):
     at.selectbox(key="ca_entry").set_value("train_async.py")
     at.text_area(key="ca_text").input("--rollout-batch-size 8 --colocate").run()
     assert "ENTRY001" in texts(at.error)
+
+
+def test_an_uploaded_script_is_checked_once_and_marks_the_check_done(app_env, make_app):
+    store = saved(app_env)
+    at = make_app(PAGE).run()
+    at.radio(key="ca_source").set_value("Upload a file").run()
+    assert store.accepted("default", "check_args") == []
+    at.file_uploader(key="ca_upload").set_value(("run.sh", (FIXTURES / "good_colocate.sh").read_bytes(),
+                                                 "text/x-shellscript")).run()
+    assert not at.exception and "No errors" in texts(at.success)
+    assert len(store.accepted("default", "check_args")) == 1
+    at.run()  # the same upload shown again is not a new check
+    assert len(store.accepted("default", "check_args")) == 1
+    assert store.inputs("default", "check_args").values["source"] == "Upload a file"

@@ -52,9 +52,16 @@ def test_a_good_upload_is_done_and_recorded(app_env, make_app):
     upload_and_check(at, "sample.jsonl", (FIXTURES / "text_ok.jsonl").read_bytes())
     assert any("would use all 10 row" in s.value for s in at.success)
     assert [m.value for m in at.metric][:4] == ["10", "10", "0", "0"]
-    record = Store(app_env).get_record("default", "check_data")
-    assert record.status == "done" and record.output_mime == "application/json"
+    [record] = Store(app_env).accepted("default", "check_data")  # pressing Check marks it done
+    assert record.how == "ran the check" and record.output_mime == "application/json"
     assert json.loads(record.output)["summary"]["rows_used"] == 10
+    # The keys typed are kept for a new session; the last check is named on the page.
+    import streamlit as st
+
+    st.cache_resource.clear()
+    again = make_app(PAGE).run()
+    assert again.text_input(key="cd_input_key").value == "prompt"
+    assert any("Last accepted" in c.value and "sample.jsonl" in unescaped(c.value) for c in again.caption)
 
 
 def test_a_bad_upload_lists_findings_and_the_flags_to_add(app_env, make_app):
@@ -64,8 +71,8 @@ def test_a_bad_upload_lists_findings_and_the_flags_to_add(app_env, make_app):
     assert "would skip 1 line" in errors and "DATA001" in errors
     flags = [c.value for c in at.code if "--input-key" in c.value]
     assert flags and "--input-key prompt" in flags[0]
-    record = Store(app_env).get_record("default", "check_data")
-    assert record.status == "started" and any("--input-key prompt" in t for t in record.todo_items)
+    [record] = Store(app_env).accepted("default", "check_data")
+    assert "not usable as is" in record.summary and any("--input-key prompt" in t for t in record.todo_items)
 
 
 def test_a_binary_upload_headline_says_slime_stops_at_start_up(app_env, make_app):
@@ -74,8 +81,8 @@ def test_a_binary_upload_headline_says_slime_stops_at_start_up(app_env, make_app
     errors = [unescaped(e.value) for e in at.error]
     assert any(e.startswith("slime would stop at start-up on x.jsonl: The file contains NUL bytes") for e in errors)
     assert not any("skip 0 line" in e for e in errors) and any("DATA024" in e for e in errors)
-    record = Store(app_env).get_record("default", "check_data")
-    assert record.status == "started" and record.summary.startswith("stops at start-up")
+    [record] = Store(app_env).accepted("default", "check_data")
+    assert record.summary.startswith("x.jsonl: stops at start-up")
     assert json.loads(record.output)["summary"]["would_fail"] is True
 
 
@@ -155,7 +162,7 @@ def test_paths_outside_the_roots_or_without_roots_are_refused(app_env, make_app,
     monkeypatch.delenv("SLIME_ASSISTANT_ROOTS")
     at.button(key="cd_run").click().run()
     assert any("no roots are configured" in e.value for e in at.error)
-    assert Store(app_env).get_record("default", "check_data") is None
+    assert Store(app_env).accepted("default", "check_data") == []  # no check ran
 
 
 def test_invalid_keys_disable_the_check_with_a_message(app_env, make_app):
@@ -186,6 +193,8 @@ def test_a_ready_grpo_draft_saves_its_keys_for_the_data_page(app_env, make_app):
     at = make_app("pages/grpo.py").run()
     at.text_input(key="grpo_input_key").input("problem").run()
     assert not at.exception
+    assert Store(app_env).launch_keys("default") is None  # a draft is not the user's until accepted
+    at.button(key="grpo_accept").click().run()
     saved = Store(app_env).launch_keys("default")
     assert saved is not None and saved.origin == "grpo" and saved.keys.input_key == "problem"
     assert make_app(PAGE).run().text_input(key="cd_input_key").value == "problem"

@@ -31,8 +31,13 @@ def test_grpo_page_drafts_a_ready_colocated_script_and_records_it(app_env, make_
     assert any("Ready for your review" in s.value for s in at.success)
     assert {d.key for d in at.download_button} == {"grpo_download_sh", "grpo_download_md"}
     assert any("256 samples per rollout" in m.value for m in at.markdown)
-    rec = Store(app_env).get_record("default", "grpo")
-    assert rec.status == "done" and rec.output.rstrip("\n") == script and rec.output_name == "run-grpo-Qwen3-4B.sh"
+    store = Store(app_env)
+    assert store.get_record("default", "grpo") is None and store.accepted("default", "grpo") == []  # a visit
+    at.button(key="grpo_accept").click().run()
+    [accepted] = Store(app_env).accepted("default", "grpo")
+    assert accepted.how == "accepted the draft" and accepted.output.rstrip("\n") == script
+    assert accepted.output_name == "run-grpo-Qwen3-4B.sh" and "colocated" in accepted.summary
+    assert any("Accepted" in s.value for s in at.success) and not [b for b in at.button if b.key == "grpo_accept"]
     # The command line prints the identical script for the same answers.
     main(["draft", "grpo", "--model", "Qwen3-4B", "--data", "/data/train.jsonl", "--gpus", "8"])
     assert capsys.readouterr().out.rstrip("\n") == script  # st.code drops the final newline
@@ -71,13 +76,14 @@ def test_grpo_page_two_nodes_disaggregated(app_env, make_app):
 def test_grpo_page_unclear_model_is_not_ready_until_a_script_is_chosen(app_env, make_app):
     at = open_page(app_env, make_app, model="Qwen3-5B")
     assert any("Not ready" in e.value for e in at.error)
-    assert not at.download_button
-    assert Store(app_env).get_record("default", "grpo").status == "started"
+    assert not at.download_button and not [b for b in at.button if b.key == "grpo_accept"]
+    assert Store(app_env).get_record("default", "grpo") is None
     at.selectbox(key="grpo_model_script").set_value("qwen3-8B").run()
     assert not at.exception
     assert "source scripts/models/qwen3-8B.sh" in script_of(at)
     assert any("Ready for your review" in s.value for s in at.success)
-    assert Store(app_env).get_record("default", "grpo").status == "done"
+    assert Store(app_env).get_record("default", "grpo").status == "started"  # changed, not accepted
+    assert Store(app_env).accepted("default", "grpo") == []
 
 
 def test_grpo_page_bad_answer_gets_a_message(app_env, make_app):
@@ -95,10 +101,59 @@ def test_grpo_page_asks_for_a_profile_first(app_env, make_app):
 
 def test_grpo_page_records_prerequisites_as_done_or_todo(app_env, make_app):
     at = open_page(app_env, make_app)
-    rec = Store(app_env).get_record("default", "grpo")
-    assert sum(t.startswith("prerequisite:") for t in rec.todo_items) == 4
+    assert Store(app_env).get_record("default", "grpo") is None
     at.checkbox(key="grpo_pre_hf").check().run()
     assert not at.exception
     rec = Store(app_env).get_record("default", "grpo")
     assert any("Hugging Face checkpoint" in d for d in rec.done_items)
     assert sum(t.startswith("prerequisite:") for t in rec.todo_items) == 3
+
+
+def test_grpo_inputs_and_draft_survive_leaving_reloading_and_a_new_server(app_env, make_app):
+    at = open_page(app_env, make_app, gpus_total=16, gpus_per_node=8)
+    at.radio(key="grpo_layout").set_value(at.radio(key="grpo_layout").options[1]).run()
+    at.number_input(key="grpo_gbs").set_value(64).run()
+    at.checkbox(key="grpo_pre_env").check().run()
+    assert not at.exception
+    draft = script_of(at)
+    assert "--global-batch-size 64" in draft and "--colocate" not in draft
+    saved = Store(app_env).inputs("default", "grpo").values
+    assert saved["layout"].startswith("Disaggregated") and saved["gbs"] == 64 and saved["pre_env"] is True
+    # Leave for Home and come back in the same session.
+    at.switch_page("pages/home.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception and script_of(at) == draft
+    assert at.number_input(key="grpo_gbs").value == 64 and at.checkbox(key="grpo_pre_env").value
+    # A new browser session (reload), and a new server process (the cached store dropped).
+    import streamlit as st
+
+    st.cache_resource.clear()
+    again = make_app(PAGE).run()
+    assert not again.exception and script_of(again) == draft
+    assert again.radio(key="grpo_layout").value.startswith("Disaggregated")
+    assert again.number_input(key="grpo_gbs").value == 64
+
+
+def test_grpo_inputs_are_kept_per_profile(app_env, make_app):
+    at = open_page(app_env, make_app)
+    at.number_input(key="grpo_n").set_value(4).run()
+    store = Store(app_env)
+    store.save_profile(Profile(name="other", model="Qwen3-4B", data_path="/data/t.jsonl", gpus_total=8))
+    store.set_active("other")
+    at.switch_page("pages/home.py").run()
+    at.switch_page(PAGE).run()
+    assert at.number_input(key="grpo_n").value == 8  # the other profile's (default) answer
+    store.set_active("default")
+    at.switch_page("pages/home.py").run()
+    at.switch_page(PAGE).run()
+    assert at.number_input(key="grpo_n").value == 4
+
+
+def test_grpo_a_later_accepted_draft_keeps_the_earlier_one(app_env, make_app):
+    at = open_page(app_env, make_app)
+    at.button(key="grpo_accept").click().run()
+    at.number_input(key="grpo_n").set_value(4).run()
+    at.button(key="grpo_accept").click().run()
+    history = Store(app_env).accepted("default", "grpo")
+    assert len(history) == 2 and "--n-samples-per-prompt 4" in history[0].output
+    assert "--n-samples-per-prompt 8" in history[1].output

@@ -37,9 +37,12 @@ def test_known_model_picks_its_script_and_drafts_a_ready_command(app_env, make_a
     code = conversion_code(at)
     assert "--hf-checkpoint /root/Qwen3-4B" in code and "--save /root/Qwen3-4B_torch_dist" in code
     assert any("Ready for your review" in s.value for s in at.success)
-    rec = store.get_record("default", "model_checkpoint")
-    assert rec.status == "done" and rec.output.strip() == code.strip()
-    assert any("compare the checkpoint's config.json" in t for t in rec.todo_items)
+    assert store.get_record("default", "model_checkpoint") is None  # visiting records nothing
+    at.button(key="mc_accept").click().run()
+    [accepted] = store.accepted("default", "model_checkpoint")
+    assert accepted.output.strip() == code.strip() and accepted.output_name == "convert-qwen3-4B.sh"
+    assert any("compare the checkpoint's config.json" in t for t in accepted.todo_items)
+    assert any("Accepted" in s.value for s in at.success)
 
 
 def test_matching_config_is_reported_and_recorded(app_env, make_app):
@@ -57,13 +60,15 @@ def test_rope_variant_blocks_the_draft_until_override_is_added(app_env, make_app
     assert not at.exception
     assert any("1 field(s) differ" in e.value for e in at.error)
     assert any("Not ready" in e.value for e in at.error)
-    assert store.get_record("default", "model_checkpoint").status == "started"
+    assert store.get_record("default", "model_checkpoint").status == "started"  # the upload is a change
+    assert not [b for b in at.button if b.key == "mc_accept"]
     at.checkbox(key="mc_apply_overrides").check().run()
     assert not at.exception
     code = conversion_code(at)
     assert "MODEL_ARGS+=(--rotary-base 5000000)" in code
     assert any("Ready for your review" in s.value for s in at.success)
-    assert store.get_record("default", "model_checkpoint").status == "done"
+    at.button(key="mc_accept").click().run()
+    assert "override" in store.accepted("default", "model_checkpoint")[0].summary
 
 
 def test_binary_upload_gets_a_specific_message(app_env, make_app):
@@ -79,6 +84,15 @@ def test_unknown_model_is_said_to_be_outside_scope(app_env, make_app):
     assert not at.exception
     assert any("outside what slime ships support for" in e.value for e in at.error)
     assert at.selectbox(key="mc_script").value == "(choose)"
+    assert store.get_record("default", "model_checkpoint") is None
+    at.selectbox(key="mc_script").set_value("qwen3-4B").run()
+    at.text_input(key="mc_megatron").input("/opt/Megatron-LM").run()
+    import streamlit as st
+
+    st.cache_resource.clear()
+    again = make_app(PAGE).run()
+    assert again.selectbox(key="mc_script").value == "qwen3-4B"
+    assert "/opt/Megatron-LM" in conversion_code(again)
     assert store.get_record("default", "model_checkpoint").status == "started"
 
 

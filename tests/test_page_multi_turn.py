@@ -74,9 +74,10 @@ def test_page_explains_the_checklist_and_waits_for_answers(app_env, make_app, ch
     assert "custom generate function" in text and "examples/search" in text.replace("\\", "")
     assert any("no --max-turns" in i.value.replace("\\", "") for i in at.info)
     assert not [c for c in at.code if c.value.startswith("#!/bin/bash")]
+    assert Store(app_env).get_record("default", "multi_turn") is None  # visiting records nothing
+    at.text_input(key="mt_input_key").input("question").run()
     rec = Store(app_env).get_record("default", "multi_turn")
-    assert rec.status == "started"
-    assert "give --custom-generate-function-path" in rec.todo_items
+    assert rec.status == "started" and "give --custom-generate-function-path" in rec.todo_items
 
 
 def test_upload_is_checked_and_suggests_the_dotted_path(app_env, make_app, checker):
@@ -105,9 +106,17 @@ def test_confirmed_answers_give_a_ready_checked_draft_and_record_done(app_env, m
     assert '"${CUSTOM_ARGS[@]}"' in script and "/root/agents dir" in script
     assert any(c.value.strip() == "max_turns: 4" for c in at.code)
     assert any("Ready for your review" in s.value for s in at.success)
-    rec = Store(app_env).get_record("default", "multi_turn")
-    assert rec.status == "done" and rec.output.rstrip("\n") == script
-    assert "generate-function checklist confirmed" in rec.done_items
+    assert Store(app_env).accepted("default", "multi_turn") == []
+    at.button(key="mt_accept").click().run()
+    [accepted] = Store(app_env).accepted("default", "multi_turn")
+    assert accepted.output.rstrip("\n") == script and "my_agent.generate" in accepted.summary
+    assert "generate-function checklist confirmed" in accepted.done_items
+    # The answers are kept: a new session shows the same draft (the upload itself is not kept).
+    import streamlit as st
+
+    st.cache_resource.clear()
+    again = make_app(PAGE).run()
+    assert not again.exception and script_of(again) == script
     if shutil.which("bash"):
         proc = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
         assert proc.returncode == 0, proc.stderr

@@ -1,3 +1,4 @@
+import json
 import multiprocessing as mp
 import threading
 
@@ -26,7 +27,10 @@ def test_stored_records_carry_the_schema_version(store_dir):
     s = Store(store_dir)
     s.save_profile(_profile())
     raw = s.cache.get("profile:default")
-    assert raw["schema"] == SCHEMA_VERSION and raw["data"]["model"] == "Qwen3-4B"
+    assert isinstance(raw, str)  # JSON text, never a pickle
+    envelope = json.loads(raw)
+    assert envelope["schema"] == SCHEMA_VERSION and envelope["data"]["model"] == "Qwen3-4B"
+    assert envelope["kind"] == "Profile"
 
 
 def test_update_changes_only_given_fields(store_dir):
@@ -79,17 +83,19 @@ def test_corrupted_store_is_set_aside_not_lost(store_dir):
     (store_dir / "cache.db").write_bytes(b"this is not a sqlite database" * 100)
     fresh = Store(store_dir)
     assert fresh.active_profile() is None
-    assert len(fresh.notices) == 1 and "kept at" in fresh.notices[0].message
+    assert len(fresh.notices) == 1 and "kept, unchanged, at" in fresh.notices[0].message
     kept = list(store_dir.parent.glob("store.unreadable-*"))
     assert len(kept) == 1 and (kept[0] / "cache.db").read_bytes().startswith(b"this is not")
 
 
 def test_unreadable_record_is_kept_aside_with_a_notice(store_dir):
     s = Store(store_dir)
-    s.cache.set("profile:broken", {"schema": 1, "data": {"model": ""}})
+    s.cache.set("profile:broken", json.dumps({"schema": 1, "data": {"model": ""}}))
     assert s.get_profile("broken") is None
-    assert any("kept aside" in n.message for n in s.notices)
-    assert any(str(k).startswith("unreadable:profile:broken") for k in s.cache.iterkeys())
+    assert any("profile broken could not be read" in n.message and "kept in" in n.message for n in s.notices)
+    kept = list((store_dir / "unreadable").glob("profile_broken-*.txt"))
+    assert len(kept) == 1 and '"model": ""' in kept[0].read_text()
+    assert "profile:broken" not in s.cache
 
 
 def test_newer_schema_is_refused_clearly():
@@ -148,3 +154,73 @@ def test_answers_are_never_evicted_and_bulk_data_lives_apart(store_dir):
     assert s.bulk_cache.directory != s.cache.directory
     s.bulk_cache.clear()
     assert s.get_profile("default") is not None
+
+
+def _accepted(n, workflow="grpo", **kw):
+    from core.memory.profile import AcceptedOutput
+
+    return AcceptedOutput(**{"id": f"{workflow}-{n:02d}", "workflow": workflow, "accepted_at": 1000.0 + n,
+                             "how": "accepted the draft", "summary": f"draft {n}", "output": f"echo {n}", **kw})
+
+
+def test_page_inputs_merge_field_by_field_and_stay_per_profile(store_dir):
+    s = Store(store_dir)
+    s.update_inputs("default", "grpo", {"gbs": 64})
+    s.update_inputs("default", "grpo", {"layout": "Disaggregated"})
+    assert s.inputs("default", "grpo").values == {"gbs": 64, "layout": "Disaggregated"}
+    assert s.inputs("other", "grpo") is None and s.pages_with_inputs("default") == {"grpo"}
+
+
+def test_two_sessions_editing_one_page_keep_both_fields(store_dir):
+    a, b = Store(store_dir), Store(store_dir)
+    barrier = threading.Barrier(2)
+
+    def edit(store, name):
+        barrier.wait()
+        for i in range(20):
+            store.update_inputs("default", "grpo", {name: i})
+
+    threads = [threading.Thread(target=edit, args=(a, "gbs")), threading.Thread(target=edit, args=(b, "n"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert Store(store_dir).inputs("default", "grpo").values == {"gbs": 19, "n": 19}
+
+
+def test_accepted_outputs_keep_a_history_and_never_replace_each_other(store_dir):
+    from core.memory.store import ACCEPTED_KEPT
+
+    s = Store(store_dir)
+    for n in range(3):
+        s.accept("default", _accepted(n))
+    assert [a.summary for a in s.accepted("default", "grpo")] == ["draft 2", "draft 1", "draft 0"]
+    again = s.accept("default", _accepted(9, summary="draft 2", output="echo 2"))  # the same output twice
+    assert again.id == "grpo-02" and len(s.accepted("default", "grpo")) == 3
+    for n in range(3, 3 + ACCEPTED_KEPT):
+        s.accept("default", _accepted(n))
+    history = s.accepted("default", "grpo")
+    assert len(history) == ACCEPTED_KEPT and history[-1].summary == "draft 3"  # the oldest dropped
+    s.delete_accepted("default", "grpo", history[0].id)
+    assert len(s.accepted("default", "grpo")) == ACCEPTED_KEPT - 1
+
+
+def test_deleting_a_profile_deletes_its_inputs_and_history(store_dir):
+    s = Store(store_dir)
+    s.save_profile(_profile())
+    s.save_profile(_profile(name="other"))
+    s.update_inputs("default", "grpo", {"gbs": 64})
+    s.accept("default", _accepted(1))
+    s.accept("other", _accepted(1))
+    s.delete_profile("default")
+    assert s.inputs("default", "grpo") is None and s.accepted("default", "grpo") == []
+    assert len(s.accepted("other", "grpo")) == 1
+
+
+def test_status_comes_from_user_actions_only():
+    from core.memory.workflows import status_rows
+
+    rows = {r.workflow.id: r.status for r in status_rows({}, {"grpo": [_accepted(1)]}, {"async"})}
+    assert rows["grpo"] == "done" and rows["async"] == "started" and rows["monitor"] == "not started"
+    started = WorkflowRecord(workflow="check_data", status="started", updated_at=1.0)
+    assert {r.workflow.id: r.status for r in status_rows({"check_data": started})}["check_data"] == "started"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from urllib.parse import quote
 
 import streamlit as st
@@ -11,7 +10,7 @@ import streamlit as st
 from core.data.rules import DataKeys
 from core.findings import Finding, Severity, count_by_severity
 from core.knowledge.cards import get_card
-from core.memory.profile import Profile, SavedLaunchKeys, WorkflowRecord
+from core.memory.profile import Profile, SavedLaunchKeys
 from core.memory.store import Store
 from core.pins import source_url
 
@@ -46,13 +45,19 @@ def get_store() -> Store:
     return Store()
 
 
-def show_store_notices() -> None:
-    """Store problems: an error (answers not kept) on every page; a warning once per browser session."""
-    for i, notice in enumerate(get_store().notices):
+def show_store_notices(*, new_warnings_only: bool = False) -> None:
+    """Store problems: an error (answers not kept) on every page; a warning once per browser session.
+
+    A page that reads many saved items calls it again with `new_warnings_only` after reading them, so that a
+    value found unreadable during this run is reported at once.
+    """
+    shown = st.session_state.setdefault("_store_notices_shown", set())
+    for notice in get_store().notices:
         if notice.level == "error":
-            st.error(plain(notice.message), icon=":material/warning:")
-        elif not st.session_state.get(f"_store_notice_{i}"):
-            st.session_state[f"_store_notice_{i}"] = True
+            if not new_warnings_only:
+                st.error(plain(notice.message), icon=":material/warning:")
+        elif notice.message not in shown:
+            shown.add(notice.message)
             st.warning(plain(notice.message), icon=":material/warning:")
 
 
@@ -75,16 +80,6 @@ def profile_caption(profile: Profile) -> None:
     nodes = f" over {profile.nodes} nodes of {profile.per_node}" if profile.nodes > 1 else ""
     st.caption(f"Profile **{plain(profile.name)}**: model {plain(profile.model)}, data "
                f"{plain(profile.data_path)}, {profile.gpus_total} GPU(s){nodes}. Change these on the Profile page.")
-
-
-def save_record(profile: Profile, workflow: str, status: str, *, done: Iterable[str] = (),
-                todo: Iterable[str] = (), summary: str = "", output_name: str | None = None,
-                output: str | None = None, output_mime: str = "text/plain") -> WorkflowRecord:
-    """Record what a workflow produced, for the progress page."""
-    rec = WorkflowRecord(workflow=workflow, status=status, updated_at=time.time(), done_items=list(done),
-                         todo_items=list(todo), summary=summary, output_name=output_name, output=output,
-                         output_mime=output_mime)
-    return get_store().record(profile.name, rec)
 
 
 def remember_launch_keys(profile: Profile, origin: str, keys: DataKeys) -> None:

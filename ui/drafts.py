@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.drafts.launch import Draft
 from ui.common import flag_link, plain, show_findings
+from ui.memory import AcceptControl
 
 
 @dataclass(frozen=True)
@@ -23,8 +24,11 @@ class ExtraFile:
 
 
 def show_draft(draft: Draft, *, key_prefix: str, extra_files: tuple[ExtraFile, ...] = (),
-               summary_expanded: bool = True) -> None:
-    """The draft with its checker findings beside it; a draft with an error is shown for reference only."""
+               summary_expanded: bool = True, accept: AcceptControl | None = None) -> None:
+    """The draft with its checker findings beside it; a draft with an error is shown for reference only.
+
+    With `accept`, a ready draft gets an "Accept this draft" button, and downloading its script accepts it too.
+    """
     left, right = st.columns([3, 2])
     with right:
         st.markdown("**Checks**")
@@ -36,13 +40,16 @@ def show_draft(draft: Draft, *, key_prefix: str, extra_files: tuple[ExtraFile, .
                        icon=":material/check_circle:")
             cols = st.columns(2 + len(extra_files))
             cols[0].download_button("Download the script (.sh)", draft.script, file_name=draft.filename,
-                                    mime="text/x-shellscript", key=f"{key_prefix}_download_sh")
+                                    mime="text/x-shellscript", key=f"{key_prefix}_download_sh",
+                                    on_click=accept.on_download if accept else "rerun")
             cols[1].download_button("Download the summary (.md)", draft.summary_markdown,
                                     file_name=draft.filename.removesuffix(".sh") + ".md", mime="text/markdown",
                                     key=f"{key_prefix}_download_md")
             for col, extra in zip(cols[2:], extra_files, strict=True):
                 col.download_button(extra.label, extra.data, file_name=extra.filename, mime=extra.mime,
                                     key=f"{key_prefix}_download_{extra.filename}")
+            if accept:
+                accept.render()
         else:
             st.error("Not ready: fix the errors beside this draft first. It is shown for reference only.",
                      icon=":material/error:")

@@ -1,5 +1,7 @@
-"""What the app remembers: the user's profiles and answers (`profile`, `onboarding`), the diskcache
-store that keeps them (`store`), and the record of what has been handled (`workflows`).
+"""What the app remembers: the user's profiles and answers (`profile`, `onboarding`), the diskcache store that
+keeps them with each page's inputs and the record of handled work (`store`: versioned JSON envelopes, damage
+detected, set aside and reported), its JSON-only serializer and salvage of damaged databases (`jsonstore`), and
+the workflows with what marks each one done (`workflows`).
 
 May import: the shared vocabulary and the root of core.data (data keys and path rules).
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, JsonValue, field_validator, model_validator
 
 from core.data import DataKeys, check_extension
 
@@ -98,3 +98,31 @@ class SavedLaunchKeys(BaseModel):
     keys: DataKeys
     origin: str = Field(description="the workflow that saved them, e.g. 'grpo' or 'check_args'")
     updated_at: float
+
+
+InputValue = JsonValue  # what a widget holds (text, number, flag, choice) or a list such as added folders
+
+
+class PageInputs(BaseModel):
+    """What the user typed, ticked or chose on one workflow page, by widget name; written only by their edits."""
+
+    page: str
+    values: dict[str, InputValue] = Field(default_factory=dict)
+    updated_at: float
+
+
+class AcceptedOutput(BaseModel):
+    """One output the user accepted (a draft accepted or downloaded, a check run on their input)."""
+
+    id: str
+    workflow: str
+    accepted_at: float
+    how: str = Field(description="the action that accepted it, e.g. 'accepted the draft'")
+    summary: str
+    done_items: list[str] = Field(default_factory=list)
+    todo_items: list[str] = Field(default_factory=list)
+    output_name: str | None = None
+    output: str | None = None
+    output_mime: str = "text/plain"
+    inputs: dict[str, InputValue] | None = Field(default=None,
+                                                 description="the page's saved inputs when it was accepted")

@@ -1,10 +1,15 @@
-"""The workflows the app offers, and how to summarise their status for a profile."""
+"""The workflows the app offers, what marks each one done, and how to summarise their status for a profile.
+
+A workflow is *done* once the user accepted an output of it (a draft accepted or downloaded, a check run on
+their own input), *started* once they changed something on its page, and *not started* otherwise: visiting a
+page changes nothing.
+"""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from core.memory.profile import WorkflowRecord
+from core.memory.profile import AcceptedOutput, WorkflowRecord
 
 
 class Workflow(BaseModel):
@@ -15,23 +20,26 @@ class Workflow(BaseModel):
     what_done_means: str
 
 
+_DRAFT_DONE = "you accept a ready draft, or download its script"
+
 WORKFLOWS: tuple[Workflow, ...] = (
     Workflow(id="grpo", title="GRPO setup", page="pages/grpo.py", icon=":material/rocket_launch:",
-             what_done_means="a GRPO launch script drafted with no checker errors"),
+             what_done_means=_DRAFT_DONE),
     Workflow(id="async", title="Async training", page="pages/async_training.py", icon=":material/sync:",
-             what_done_means="a train_async.py launch script drafted with no checker errors"),
+             what_done_means=_DRAFT_DONE),
     Workflow(id="multi_turn", title="Multi-turn agent", page="pages/multi_turn.py", icon=":material/forum:",
-             what_done_means="the generate-function checklist confirmed and a launch script drafted"),
+             what_done_means=_DRAFT_DONE + " (once the checklist is confirmed)"),
     Workflow(id="check_args", title="Check launch script", page="pages/check_args.py",
-             icon=":material/fact_check:", what_done_means="a launch script checked with no errors"),
+             icon=":material/fact_check:", what_done_means="a check runs on a script you pasted or uploaded"),
     Workflow(id="check_data", title="Check my data", page="pages/check_data.py", icon=":material/dataset:",
-             what_done_means="a data sample checked with no rows slime would skip or crash on"),
+             what_done_means="you press Check and the check of your data file finishes"),
     Workflow(id="model_checkpoint", title="Model and checkpoint", page="pages/model_checkpoint.py",
-             icon=":material/memory:", what_done_means="model script chosen and conversion command drafted"),
+             icon=":material/memory:",
+             what_done_means="you accept a ready conversion command, or download it"),
     Workflow(id="alternatives", title="Alternatives", page="pages/alternatives.py", icon=":material/alt_route:",
-             what_done_means="your needs answered with a recommendation"),
+             what_done_means="you accept the recommendation, or download it"),
     Workflow(id="monitor", title="Monitor training", page="pages/monitor.py", icon=":material/monitoring:",
-             what_done_means="a run's logs read and the health checklist produced"),
+             what_done_means="a checklist is produced for runs you loaded (uploaded or added as a folder)"),
 )
 
 WORKFLOW_BY_ID = {w.id: w for w in WORKFLOWS}
@@ -41,12 +49,18 @@ class WorkflowStatusRow(BaseModel):
     workflow: Workflow
     status: str  # "done", "started", "not started"
     record: WorkflowRecord | None = None
+    accepted: list[AcceptedOutput] = []
 
 
-def status_rows(records: dict[str, WorkflowRecord]) -> list[WorkflowStatusRow]:
-    """One row per workflow, in the app's order, saying done / started / not started."""
+def status_rows(records: dict[str, WorkflowRecord], accepted: dict[str, list[AcceptedOutput]] | None = None,
+                touched: set[str] | frozenset[str] = frozenset()) -> list[WorkflowStatusRow]:
+    """One row per workflow, in the app's order: done (an accepted output), started (the user changed
+    something: progress saved or inputs kept), or not started."""
+    accepted = accepted or {}
     rows = []
     for wf in WORKFLOWS:
+        history = accepted.get(wf.id, [])
         rec = records.get(wf.id)
-        rows.append(WorkflowStatusRow(workflow=wf, status=rec.status if rec else "not started", record=rec))
+        status = "done" if history else "started" if rec is not None or wf.id in touched else "not started"
+        rows.append(WorkflowStatusRow(workflow=wf, status=status, record=rec, accepted=history))
     return rows
