@@ -4,6 +4,9 @@
     python benchmarks/bench_monitor.py --steps 20000       # 2,000,000 scalars (generation takes minutes)
     python benchmarks/bench_monitor.py --tbparse           # also time tbparse (slow) and compare frames
 
+First it times what a user waits for, in one process: reading, every verdict and the first plot, with peak
+memory; then `slime-assistant logs` with --no-cache, with a cold cache and with a warm one.
+
 Each measurement runs in a fresh Python process, so times include imports and peak memory (max RSS) is
 that process's own. Logs are written with tensorboardX (a dev dependency) into a temporary directory.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -50,6 +54,31 @@ with diskcache.Cache({cache!r}) as cache:
 out = {{"scalars": run.scalar_count(), "how": [f.how for f in run.files], "call": time.perf_counter() - t1}}
 """
 
+USER_WAIT = """
+import diskcache
+from core.monitor.plots import scalar_figure
+from core.monitor.runs import read_run
+from core.monitor.slime_metrics import ordered_tags
+from core.monitor.verdicts import run_verdicts
+from core.monitor.views import XAxis, rollout_alignment
+t1 = time.perf_counter()
+if {cache!r}:
+    with diskcache.Cache({cache!r}) as cache:
+        run = read_run({run!r}, cache=cache)
+else:
+    run = read_run({run!r})
+t2 = time.perf_counter()
+verdicts = run_verdicts(run)
+t3 = time.perf_counter()
+tag = ordered_tags(run.tags)[0]
+fig = scalar_figure([run], tag, axis=XAxis.STEP, weight=0.6, ignore_outliers=False,
+                    alignments={{run.name: rollout_alignment(run)}})
+fig.to_json()  # what the page sends to the browser
+t4 = time.perf_counter()
+out = {{"read": t2 - t1, "verdicts": t3 - t2, "first_plot": t4 - t3, "scalars": run.scalar_count(),
+        "statuses": [v.status for v in verdicts]}}
+"""
+
 TBPARSE = """
 from tbparse import SummaryReader
 t1 = time.perf_counter()
@@ -76,6 +105,18 @@ def child(body: str, **fmt) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def cli_logs(run: str, extra: list[str], home: str) -> tuple[float, float]:
+    """Wall time and peak RSS of `slime-assistant logs RUN --format json` in its own process."""
+    code = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+            "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=False); "
+            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)")
+    cmd = [sys.executable, "-c", code, sys.executable, "-m", "core", "logs", run, "--format", "json", *extra]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "SLIME_ASSISTANT_HOME": home})
+    seconds, peak = done.stdout.split()
+    return float(seconds), float(peak)
+
+
 def record_boundary(data: bytes, at_least: int) -> int:
     pos = 0
     while pos < at_least:
@@ -100,7 +141,7 @@ def main() -> int:
         work = Path(args.reuse)
         run = work / "run"
         event_file = next(p for p in run.iterdir() if "tfevents" in p.name)
-        for stale in ("cache", "grow", "damaged"):
+        for stale in ("cache", "grow", "damaged", "cli-home"):
             shutil.rmtree(work / stale, ignore_errors=True)
     else:
         work = Path(tempfile.mkdtemp(prefix="bench-monitor-"))
@@ -109,6 +150,15 @@ def main() -> int:
     size_mb = event_file.stat().st_size / 1024 ** 2
     print(f"log: {args.steps} steps x {args.tags} tags = {args.steps * args.tags:,} scalars, {size_mb:.1f} MiB, "
           f"written in {time.perf_counter() - t:.1f}s")
+
+    wait = child(USER_WAIT, cache="", run=str(run))
+    print(f"what a user waits for, one process, no cache: read {wait['read']:.2f}s + verdicts "
+          f"{wait['verdicts']:.2f}s + first plot {wait['first_plot']:.2f}s = "
+          f"{wait['read'] + wait['verdicts'] + wait['first_plot']:.2f}s ({wait['seconds']:.2f}s with imports), "
+          f"peak {wait['max_rss_mb']:.0f} MB")
+    for label, extra in (("logs --no-cache", ["--no-cache"]), ("logs (cache cold)", []), ("logs (cache warm)", [])):
+        seconds, peak = cli_logs(str(run), extra, str(work / "cli-home"))
+        print(f"slime-assistant {label}: {seconds:.2f}s, peak {peak:.0f} MB")
 
     cache = str(work / "cache")
     first = child(FIRST_OPEN, cache=cache, run=str(run))

@@ -480,7 +480,7 @@ def plan_batch(inputs: BatchPlanInputs) -> BatchPlan:
     unit = mbs * dp
     when = ("even with dynamic batching on: slime still starts Megatron's micro-batch calculator with "
             "--micro-batch-size" if inputs.dynamic_batching else "")
-    if gbs % unit:
+    if check_micro_batch_split(gbs, mbs, dp, dynamic=inputs.dynamic_batching).code is not None:
         plan.layout.append(LayoutCheck(
             status="error", source=SRC_MICRO_DIVISIBLE,
             message=(f"The global batch {gbs} is not a multiple of micro batch {mbs} x data-parallel size {dp} = "
@@ -495,3 +495,65 @@ def plan_batch(inputs: BatchPlanInputs) -> BatchPlan:
                  f"{dp} data-parallel ranks" + (" (with dynamic batching, samples are packed by tokens instead, "
                                                  "but this start-up check still applies)." if when else "."))))
     return plan
+
+
+# --------------------------------------------------------------------------------------------------
+# How a step's samples split into micro-batches over the data-parallel ranks
+# --------------------------------------------------------------------------------------------------
+SRC_CALCULATOR_AT_LEAST_ONE = megatron_source("megatron/core/num_microbatches_calculator.py", 348)
+SRC_STATIC_SPLIT = slime_source("slime/utils/dp_schedule.py", 178)
+
+
+class MicroBatchSplit(BaseModel):
+    """What Megatron's micro-batch calculator (at start-up) and slime's static schedule (at each step) make of
+    a global batch, a micro-batch size and a data-parallel size. `code` is None when both accept it."""
+
+    global_batch_size: int
+    micro_batch_size: int
+    data_parallel_size: int
+    code: str | None = Field(default=None, description="BATCH007, BATCH008 or BATCH006")
+    message: str = ""
+    fix: str | None = None
+    source: str | None = None
+
+
+def check_micro_batch_split(global_batch_size: int, micro_batch_size: int, data_parallel_size: int, *,
+                            dynamic: bool, decrease_if_needed: bool = False, derived_from: str | None = None,
+                            samples_per_rollout: int | None = None,
+                            num_steps_per_rollout: int | None = None) -> MicroBatchSplit:
+    """Whether a global batch splits into whole micro-batches over the data-parallel ranks.
+
+    At start-up slime initialises Megatron's micro-batch calculator (initialize.py:79-86), which asserts that
+    the global batch is a multiple of micro batch x data-parallel size (num_microbatches_calculator.py:340),
+    or, with --decrease-batch-size-if-needed, rounds it down and asserts at least one micro-batch (:348).
+    Both hold whether or not --use-dynamic-batch-size is on. At each step the static schedule then needs the
+    step's micro-batch count to be a multiple of the data-parallel size (dp_schedule.py:178-185); the dynamic
+    one splits bins until it is. `derived_from` says how the global batch was obtained, for the message.
+    """
+    gbs, mbs, dp = global_batch_size, micro_batch_size, data_parallel_size
+    unit = mbs * dp
+    shown = f"{gbs} ({derived_from})" if derived_from else str(gbs)
+    base = MicroBatchSplit(global_batch_size=gbs, micro_batch_size=mbs, data_parallel_size=dp)
+    mode = "with or without --use-dynamic-batch-size"
+    fix = "; ".join(_micro_fixes(samples_per_rollout or gbs, gbs, mbs, dp, num_steps_per_rollout))
+    if gbs < unit:
+        return base.model_copy(update=dict(
+            code="BATCH007", source=SRC_CALCULATOR_AT_LEAST_ONE if decrease_if_needed else SRC_MICRO_DIVISIBLE,
+            fix=fix, message=(
+                f"The global batch {shown} is smaller than micro batch {mbs} x data-parallel size {dp} = {unit}: "
+                "not one micro-batch per rank. Megatron's micro-batch calculator, which slime sets up when the "
+                f"actor starts, stops with an assertion ({mode}).")))
+    if gbs % unit and not decrease_if_needed:
+        return base.model_copy(update=dict(
+            code="BATCH008", source=SRC_MICRO_DIVISIBLE, fix=fix, message=(
+                f"The global batch {shown} is not a multiple of micro batch {mbs} x data-parallel size {dp} = "
+                f"{unit}: Megatron's micro-batch calculator, which slime sets up when the actor starts, stops with "
+                f"an assertion ({mode}).")))
+    if not dynamic and -(-gbs // mbs) % dp:
+        chunks = -(-gbs // mbs)
+        return base.model_copy(update=dict(
+            code="BATCH006", source=SRC_STATIC_SPLIT, fix=fix, message=(
+                f"Static batching: a step of {gbs} samples makes {chunks} micro-batches of {mbs}, not a multiple "
+                f"of the data-parallel size {dp}; Megatron started (--decrease-batch-size-if-needed rounds its own "
+                "count down) but slime's static schedule stops at the first training step.")))
+    return base

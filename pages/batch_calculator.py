@@ -7,6 +7,7 @@ import streamlit as st
 from core.batch import BATCH_CARD, BatchPlan, BatchPlanInputs, plan_batch
 from core.memory.profile import MAX_GPUS
 from ui.common import active_profile, ensure_app_frame, plain
+from ui.memory import InputMemory
 
 ensure_app_frame()
 
@@ -17,22 +18,46 @@ _ICON = {"ok": ":material/check_circle:", "info": ":material/info:", "warning": 
 
 
 LINK_KEYS = ("rbs", "n", "gbs", "steps", "gpus", "tp", "pp", "cp", "mbs", "num_rollout", "dynamic")
-DEFAULTS = {"bc_rbs": 32, "bc_n": 8, "bc_gbs": 256, "bc_steps": None, "bc_tp": 1, "bc_pp": 1, "bc_cp": 1,
-            "bc_mbs": None, "bc_num_rollout": None, "bc_dynamic": False}
+DEFAULTS: dict[str, int | bool | None] = {"rbs": 32, "n": 8, "gbs": 256, "steps": None, "tp": 1, "pp": 1, "cp": 1,
+                                          "mbs": None, "num_rollout": None, "dynamic": False}
 
 
-def seed_inputs() -> None:
-    """Every input starts in session state (so no widget gets a second default): the GPU count from the
-    profile, the rest from slime's example; numbers handed over by another page win."""
-    if "bc_gpus" not in st.session_state:
+def _kept_value(value: object) -> bool:
+    return isinstance(value, bool) or value is None or (isinstance(value, int) and 0 <= value <= 10**9)
+
+
+class Inputs:
+    """The calculator's inputs: kept per profile in the store when there is one, else for this session.
+    Every value is in session state before its widget exists, so no widget gets a second default."""
+
+    def __init__(self) -> None:
         profile = active_profile()
-        st.session_state["bc_gpus"] = profile.gpus_total if profile else None
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
-    handed = st.session_state.pop(PREFILL_KEY, None) or numbers_from_link()
-    if handed:
-        for key, value in handed.items():
-            st.session_state[f"bc_{key}"] = value
+        self.memory = InputMemory("batch_calculator", "bc", profile) if profile else None
+        defaults = {**DEFAULTS, "gpus": profile.gpus_total if profile else None}
+        for name, default in defaults.items():
+            if self.memory is not None:
+                self.memory.seed(name, default, valid=_kept_value)
+            else:
+                st.session_state.setdefault(f"bc_{name}", default)
+        handed = st.session_state.pop(PREFILL_KEY, None) or numbers_from_link()
+        for name, value in (handed or {}).items():
+            st.session_state[f"bc_{name}"] = value
+            if self.memory is not None:
+                self.memory.remember(name, value)
+
+    def number(self, column, label: str, name: str, *, minimum: int = 1, maximum: int = 10**9,
+               help: str | None = None) -> int | None:
+        # value=None lets a box be empty (the flag is absent); the value itself lives in session state
+        return column.number_input(label, min_value=minimum, max_value=maximum, value=None, step=1,
+                                   key=f"bc_{name}", help=help, placeholder="absent", on_change=self._changed,
+                                   args=(name,))
+
+    def toggle(self, column, label: str, name: str, help: str) -> bool:
+        return column.toggle(label, key=f"bc_{name}", help=help, on_change=self._changed, args=(name,))
+
+    def _changed(self, name: str) -> None:
+        if self.memory is not None:
+            self.memory.remember(name, st.session_state.get(f"bc_{name}"))
 
 
 def numbers_from_link() -> dict[str, int | bool | None] | None:
@@ -53,12 +78,6 @@ def numbers_from_link() -> dict[str, int | bool | None] | None:
         else:
             st.session_state["bc_link_ignored"] = key
     return numbers
-
-
-def number(column, label: str, key: str, *, minimum: int = 1, maximum: int = 10**9, help: str | None = None):
-    # value=None lets a box be empty (the flag is absent); the value itself lives in session state
-    return column.number_input(label, min_value=minimum, max_value=maximum, value=None, step=1, key=key,
-                               help=help, placeholder="absent")
 
 
 def show_plan(plan: BatchPlan) -> None:
@@ -106,28 +125,28 @@ st.markdown(
     "absent) and see exactly what slime derives, what it drops, and whether Megatron accepts the layout.")
 st.page_link("pages/knowledge.py", label="Read the batch-size card", icon=":material/menu_book:",
              query_params={"card": BATCH_CARD})
-seed_inputs()
+inputs = Inputs()
 if ignored := st.session_state.pop("bc_link_ignored", None):
     st.caption(f"The link's value for '{plain(ignored)}' is not a whole number in range, so it was left out.")
 
 st.markdown("#### Batch sizes")
 c1, c2, c3, c4 = st.columns(4)
-rbs = number(c1, "--rollout-batch-size", "bc_rbs", help="prompts per rollout (required by slime)")
-n = number(c2, "--n-samples-per-prompt", "bc_n", help="responses per prompt; slime's default is 1")
-gbs = number(c3, "--global-batch-size", "bc_gbs", help="samples per optimizer step; empty when absent")
-steps = number(c4, "--num-steps-per-rollout", "bc_steps", help="empty when absent")
+rbs = inputs.number(c1, "--rollout-batch-size", "rbs", help="prompts per rollout (required by slime)")
+n = inputs.number(c2, "--n-samples-per-prompt", "n", help="responses per prompt; slime's default is 1")
+gbs = inputs.number(c3, "--global-batch-size", "gbs", help="samples per optimizer step; empty when absent")
+steps = inputs.number(c4, "--num-steps-per-rollout", "steps", help="empty when absent")
 st.markdown("#### Training layout")
 l1, l2, l3, l4 = st.columns(4)
-gpus = number(l1, "Training GPUs", "bc_gpus", maximum=MAX_GPUS,
+gpus = inputs.number(l1, "Training GPUs", "gpus", maximum=MAX_GPUS,
               help="GPUs the actor trains on (all of them when colocated); pre-filled from your profile")
-tp = number(l2, "TP (--tensor-model-parallel-size)", "bc_tp")
-pp = number(l3, "PP (--pipeline-model-parallel-size)", "bc_pp")
-cp = number(l4, "CP (--context-parallel-size)", "bc_cp")
+tp = inputs.number(l2, "TP (--tensor-model-parallel-size)", "tp")
+pp = inputs.number(l3, "PP (--pipeline-model-parallel-size)", "pp")
+cp = inputs.number(l4, "CP (--context-parallel-size)", "cp")
 o1, o2, o3 = st.columns(3)
-mbs = number(o1, "--micro-batch-size", "bc_mbs", help="empty: slime's default 1")
-num_rollout = number(o2, "--num-rollout", "bc_num_rollout", minimum=0, help="rollouts in the run, for total steps")
-dynamic = o3.toggle("--use-dynamic-batch-size", key="bc_dynamic",
-                    help="Megatron still checks the global batch against --micro-batch-size at start-up")
+mbs = inputs.number(o1, "--micro-batch-size", "mbs", help="empty: slime's default 1")
+num_rollout = inputs.number(o2, "--num-rollout", "num_rollout", minimum=0, help="rollouts in the run, for total steps")
+dynamic = inputs.toggle(o3, "--use-dynamic-batch-size", "dynamic",
+                        help="Megatron still checks the global batch against --micro-batch-size at start-up")
 
 plan = plan_batch(BatchPlanInputs(
     rollout_batch_size=rbs, n_samples_per_prompt=n, global_batch_size=gbs, num_steps_per_rollout=steps,

@@ -14,6 +14,7 @@ from ui.common import (
     remember_launch_keys,
     require_profile,
     saved_launch_keys,
+    show_table,
 )
 from ui.drafts import show_draft
 from ui.memory import AcceptControl, PageMemory
@@ -103,8 +104,8 @@ with st.expander("Hyperparameters (defaults from slime's Qwen3-4B example)"):
     use_kl = memory.widget(h7.checkbox, "KL loss to the reference (--use-kl-loss)", "use_kl", True)
     kl_coef = float(memory.widget(h8.number_input, "KL loss coefficient (--kl-loss-coef)", "kl_coef", 0.0,
                                   min_value=0.0, max_value=100.0, step=0.001, format="%.4f"))
-    st.dataframe(pd.DataFrame([d.model_dump() for d in hyperparameter_sources()]), hide_index=True,
-                 key="grpo_sources")
+    show_table(pd.DataFrame([d.model_dump() for d in hyperparameter_sources()]), key="grpo_sources",
+               wide=("source", "note"))
 
 try:
     request = DraftRequest.from_profile(
@@ -127,7 +128,8 @@ launch_keys = DataKeys(input_key=request.input_key, label_key=request.label_key,
 
 layout_text = (f"{draft.layout.mode}, actor {draft.layout.actor_gpus} GPU(s), rollout {draft.layout.rollout_gpus}"
                if draft.layout else "")
-show_draft(draft, key_prefix="grpo", accept=AcceptControl(
+show_draft(draft, key_prefix="grpo", still_open=tuple(f"tick '{label}'" for label, ok in prerequisites_met.items()
+                                                     if not ok), accept=AcceptControl(
     memory, "Accept this draft", "accepted the draft",
     f"{draft.filename}: {layout_text}; {draft.batch.samples_per_rollout} samples and "
     f"{draft.batch.steps_per_rollout} step(s) per rollout", draft.script, draft.filename, "text/x-shellscript",

@@ -19,9 +19,9 @@ from core.drafts.model_config import (
 from core.findings import Severity, sort_and_dedupe
 from core.knowledge.cards import get_card
 from core.model_scripts import load_model_scripts, match_model
-from core.paths import PathRefused, resolve_allowed
+from core.paths import PathRefused, read_regular, resolve_allowed
 from core.pins import SLIME_SHORT, slime_source
-from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings, show_table
 from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
@@ -107,8 +107,7 @@ if upload is not None:
 elif server_path.strip():
     try:
         allowed = resolve_allowed(server_path, want="file")
-        with open(allowed.path, "rb") as fh:
-            raw = fh.read(2_000_001)
+        raw = read_regular(allowed.path, 2_000_001)  # regular files only, opened without blocking
     except PathRefused as exc:
         st.error(plain(str(exc)))
     except OSError as exc:
@@ -131,8 +130,8 @@ if raw is not None:
                 "apply_overrides", False):
             overrides = comparison.suggested_overrides
             comparison = compare_config(cfg, script, overrides)
-        st.dataframe(pd.DataFrame([r.model_dump() for r in comparison.rows]), hide_index=True,
-                     key="mc_compare_table")
+        show_table(pd.DataFrame([r.model_dump() for r in comparison.rows]), key="mc_compare_table",
+                   wide=("script_value", "note"))
         if comparison.mismatches:
             st.error(f"{len(comparison.mismatches)} field(s) differ: slime would stop at start-up.",
                      icon=":material/error:")

@@ -9,8 +9,9 @@ import streamlit as st
 from core.knowledge.cards import get_card
 from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sweep_stale_workdirs, unpack_zip
 from core.monitor.plots import scalar_figure
-from core.monitor.report import checklist_text, read_findings
+from core.monitor.report import checklist_text, evidence_rows, read_findings
 from core.monitor.slime_metrics import (
+    FILTER_HELP,
     SRC_TB,
     SRC_TB_ARGS,
     draft_tensorboard_command,
@@ -116,7 +117,10 @@ with tab_dir:
         except PathRefused as exc:
             st.error(plain(str(exc)), icon=":material/block:")
         else:
-            found = find_runs(allowed.path)
+            walk_notes: list[str] = []
+            found = find_runs(allowed.path, notes=walk_notes)
+            for note in walk_notes:
+                st.warning(plain(note), icon=":material/account_tree:")
             if not found:
                 st.error(f"No event files (names containing 'tfevents') and no W&B run files (*.wandb) in "
                          f"{plain(str(allowed.path))} or below.", icon=":material/folder_off:")
@@ -275,7 +279,8 @@ for run, verdicts in results:
                 lines.append("Read more: " + ", ".join(f"knowledge card '{t}'" for t in titles))
             box(plain("\n\n".join(lines)), icon=icon)
             if v.evidence:
-                st.code(json.dumps(v.evidence, default=str, allow_nan=True, indent=1), language="json")
+                st.dataframe(evidence_rows(v.evidence), hide_index=True, width="stretch",
+                             column_config={"what": "Evidence", "value": "Value"})
             for command in v.commands:
                 st.code(command, language="bash")
         cols = st.columns(max(1, len({c for v in verdicts for c in v.cards})))
@@ -287,8 +292,8 @@ for run, verdicts in results:
 
 st.subheader("3. Curves")
 c1, c2, c3 = st.columns([2, 2, 1])
-pattern = memory.widget(c1.text_input, "Filter tags (regular expression)", "filter", "",
-                        placeholder="reward|kl|entropy")
+pattern = memory.widget(c1.text_input, "Filter tags (words, * and ? wildcards)", "filter", "",
+                        placeholder="reward kl entropy", help=FILTER_HELP)
 axis_labels = [X_AXIS_LABELS[a] for a in XAxis]
 axis_label = memory.widget(c2.selectbox, "x axis", "xaxis", axis_labels[0], options=axis_labels)
 axis = next(a for a in XAxis if X_AXIS_LABELS[a] == axis_label)

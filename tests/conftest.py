@@ -7,6 +7,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def private_home_store(tmp_path_factory, monkeypatch) -> None:
+    """No test writes to the user's own store or cache (the `logs` command caches parsed logs there)."""
+    monkeypatch.setenv("SLIME_ASSISTANT_HOME", str(tmp_path_factory.mktemp("home-store")))
+
+
 @pytest.fixture
 def store_dir(tmp_path, monkeypatch) -> Path:
     """A fresh, private store for each test (the app reads SLIME_ASSISTANT_HOME)."""

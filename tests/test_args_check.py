@@ -9,6 +9,7 @@ import pytest
 
 import core.launch.check as ac
 from core.knowledge.cards import SOURCE_RE
+from core.launch import rules
 from core.launch.check import (
     CheckOptions,
     check_arg_list,
@@ -16,6 +17,7 @@ from core.launch.check import (
     check_script_bytes,
     rule_context,
 )
+from core.launch.rules import layout, megatron, modes, sglang, slime
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
 
@@ -107,90 +109,90 @@ def test_every_flag_gets_an_owner():
 
 # -- ported rules, called directly ------------------------------------------------------------------
 RULE_CASES = [
-    (ac.temperature_positive, ["--rollout-temperature", "0"], ["SLIME001"]),
-    (ac.temperature_positive, ["--rollout-temperature", "0.7"], []),
-    (ac.kl_needs_ref_load, ["--use-kl-loss"], ["SLIME002"]),
-    (ac.kl_needs_ref_load, ["--use-kl-loss", "--ref-load", "/r"], []),
-    (ac.kl_needs_ref_load, ["--kl-coef", "0.1"], ["SLIME002"]),
-    (ac.kl_coef_exclusive, ["--kl-coef", "0.1", "--kl-loss-coef", "0.01"], ["SLIME003"]),
-    (ac.kl_coef_exclusive, ["--kl-coef", "0", "--kl-loss-coef", "0.01"], []),
-    (ac.opd_consistent, ["--use-opd"], ["SLIME004"]),
-    (ac.opd_consistent, ["--use-opd", "--opd-type", "megatron"], ["SLIME004"]),
-    (ac.opd_consistent, ["--use-opd", "--opd-type", "sglang", "--opd-teacher-load", "/t"], ["SLIME004"]),
-    (ac.opd_consistent, ["--opd-teacher-load", "/t"], ["SLIME004"]),
-    (ac.opd_consistent, ["--use-opd", "--opd-type", "megatron", "--opd-teacher-load", "/t"], []),
-    (ac.eval_interval_needs_data, ["--eval-interval", "5"], ["SLIME005"]),
-    (ac.eval_interval_needs_data, ["--eval-interval", "5", "--eval-prompt-data", "aime", "/a.jsonl"], []),
-    (ac.save_interval_needs_save, ["--save-interval", "5"], ["SLIME006"]),
-    (ac.save_interval_needs_save, ["--save-interval", "5", "--save", "/s"], []),
-    (ac.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus"], ["SLIME007"]),
-    (ac.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus",
+    (slime.temperature_positive, ["--rollout-temperature", "0"], ["SLIME001"]),
+    (slime.temperature_positive, ["--rollout-temperature", "0.7"], []),
+    (slime.kl_needs_ref_load, ["--use-kl-loss"], ["SLIME002"]),
+    (slime.kl_needs_ref_load, ["--use-kl-loss", "--ref-load", "/r"], []),
+    (slime.kl_needs_ref_load, ["--kl-coef", "0.1"], ["SLIME002"]),
+    (slime.kl_coef_exclusive, ["--kl-coef", "0.1", "--kl-loss-coef", "0.01"], ["SLIME003"]),
+    (slime.kl_coef_exclusive, ["--kl-coef", "0", "--kl-loss-coef", "0.01"], []),
+    (slime.opd_consistent, ["--use-opd"], ["SLIME004"]),
+    (slime.opd_consistent, ["--use-opd", "--opd-type", "megatron"], ["SLIME004"]),
+    (slime.opd_consistent, ["--use-opd", "--opd-type", "sglang", "--opd-teacher-load", "/t"], ["SLIME004"]),
+    (slime.opd_consistent, ["--opd-teacher-load", "/t"], ["SLIME004"]),
+    (slime.opd_consistent, ["--use-opd", "--opd-type", "megatron", "--opd-teacher-load", "/t"], []),
+    (slime.eval_interval_needs_data, ["--eval-interval", "5"], ["SLIME005"]),
+    (slime.eval_interval_needs_data, ["--eval-interval", "5", "--eval-prompt-data", "aime", "/a.jsonl"], []),
+    (slime.save_interval_needs_save, ["--save-interval", "5"], ["SLIME006"]),
+    (slime.save_interval_needs_save, ["--save-interval", "5", "--save", "/s"], []),
+    (slime.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus"], ["SLIME007"]),
+    (slime.reinforce_needs_normalization, ["--advantage-estimator", "reinforce_plus_plus",
                                         "--normalize-advantages"], []),
-    (ac.rollout_logprobs_vs_tis, ["--use-rollout-logprobs", "--use-tis"], ["SLIME008"]),
-    (ac.mismatch_metrics_need_tis_fn, ["--get-mismatch-metrics"], ["SLIME009"]),
-    (ac.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size"], ["SLIME010"]),
-    (ac.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size", "--max-tokens-per-gpu", "8192"], []),
-    (ac.flops_balance_needs_dynamic, ["--balance-by-flops"], ["SLIME011"]),
-    (ac.debug_dump_paths_differ, ["--save-debug-train-data", "/d", "--save-debug-rollout-data", "/d"], ["SLIME012"]),
-    (ac.debug_modes_exclusive, ["--debug-rollout-only", "--load-debug-rollout-data", "/x"], ["SLIME013"]),
-    (ac.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "16"],
+    (slime.rollout_logprobs_vs_tis, ["--use-rollout-logprobs", "--use-tis"], ["SLIME008"]),
+    (slime.mismatch_metrics_need_tis_fn, ["--get-mismatch-metrics"], ["SLIME009"]),
+    (slime.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size"], ["SLIME010"]),
+    (slime.dynamic_batch_needs_max_tokens, ["--use-dynamic-batch-size", "--max-tokens-per-gpu", "8192"], []),
+    (slime.flops_balance_needs_dynamic, ["--balance-by-flops"], ["SLIME011"]),
+    (slime.debug_dump_paths_differ, ["--save-debug-train-data", "/d", "--save-debug-rollout-data", "/d"], ["SLIME012"]),
+    (slime.debug_modes_exclusive, ["--debug-rollout-only", "--load-debug-rollout-data", "/x"], ["SLIME013"]),
+    (slime.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "16"],
      ["SLIME014"]),
-    (ac.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "64"], []),
-    (ac.rollout_count_given, ["--rollout-batch-size", "8"], ["SLIME015"]),
-    (ac.rollout_count_given, ["--num-epoch", "2", "--disable-rollout-global-dataset"], ["SLIME015"]),
-    (ac.rollout_count_given, ["--num-epoch", "2"], []),
-    (ac.mtp_needs_layers, ["--enable-mtp-training"], ["SLIME016"]),
-    (ac.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4096"],
+    (slime.over_sampling_at_least_rollout, ["--rollout-batch-size", "32", "--over-sampling-batch-size", "64"], []),
+    (slime.rollout_count_given, ["--rollout-batch-size", "8"], ["SLIME015"]),
+    (slime.rollout_count_given, ["--num-epoch", "2", "--disable-rollout-global-dataset"], ["SLIME015"]),
+    (slime.rollout_count_given, ["--num-epoch", "2"], []),
+    (slime.mtp_needs_layers, ["--enable-mtp-training"], ["SLIME016"]),
+    (slime.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4096"],
      ["SLIME017"]),
-    (ac.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4095"], []),
-    (ac.param_lists_exclusive, ["--only-train-params-name-list", "a", "--freeze-params-name-list", "b"],
+    (slime.prompt_fits_context, ["--rollout-max-context-len", "4096", "--rollout-max-prompt-len", "4095"], []),
+    (slime.param_lists_exclusive, ["--only-train-params-name-list", "a", "--freeze-params-name-list", "b"],
      ["SLIME018"]),
-    (ac.disk_transport_needs_dir, ["--update-weight-transport", "disk"], ["SLIME019"]),
-    (ac.release_train_requirements, ["--release-train", "--advantage-estimator", "ppo"],
+    (slime.disk_transport_needs_dir, ["--update-weight-transport", "disk"], ["SLIME019"]),
+    (slime.release_train_requirements, ["--release-train", "--advantage-estimator", "ppo"],
      ["SLIME020", "SLIME020", "SLIME020"]),
-    (ac.release_train_requirements, ["--release-train", "--save", "/s", "--update-weight-transport", "disk"], []),
-    (ac.delta_update_requirements, ["--update-weight-mode", "delta", "--colocate"],
+    (slime.release_train_requirements, ["--release-train", "--save", "/s", "--update-weight-transport", "disk"], []),
+    (slime.delta_update_requirements, ["--update-weight-mode", "delta", "--colocate"],
      ["SLIME021", "SLIME021", "SLIME021"]),
-    (ac.single_sample_normalization, ["--n-samples-per-prompt", "1"], ["SLIME022"]),
-    (ac.single_sample_normalization, ["--n-samples-per-prompt", "8"], []),
-    (ac.cispo_clip, ["--advantage-estimator", "cispo"], ["SLIME023"]),
-    (ac.cispo_clip, ["--advantage-estimator", "cispo", "--eps-clip", "1.0"], []),
-    (ac.custom_config_overrides, ["--custom-config-path", "x.yaml"], ["ARG013"]),
-    (ac.required_rollout_batch_size, ["--num-rollout", "3"], ["ARG009"]),
-    (ac.sglang_pp_divides_engine, ["--rollout-num-gpus-per-engine", "3", "--sglang-pp-size", "2"], ["SGL001"]),
-    (ac.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2"], ["SGL002"]),
-    (ac.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2", "--sglang-enable-dp-attention"], []),
-    (ac.sglang_deployment_exclusive, ["--prefill-num-servers", "1", "--sglang-config", "c.yaml"], ["SGL003"]),
-    (ac.world_size_divisible, ["--actor-num-gpus-per-node", "6", "--tensor-model-parallel-size", "4"], ["MEG001"]),
-    (ac.world_size_divisible, ["--actor-num-gpus-per-node", "8", "--tensor-model-parallel-size", "4"], []),
-    (ac.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2"], ["MEG002"]),
-    (ac.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2",
+    (slime.single_sample_normalization, ["--n-samples-per-prompt", "1"], ["SLIME022"]),
+    (slime.single_sample_normalization, ["--n-samples-per-prompt", "8"], []),
+    (slime.cispo_clip, ["--advantage-estimator", "cispo"], ["SLIME023"]),
+    (slime.cispo_clip, ["--advantage-estimator", "cispo", "--eps-clip", "1.0"], []),
+    (slime.custom_config_overrides, ["--custom-config-path", "x.yaml"], ["ARG013"]),
+    (slime.required_rollout_batch_size, ["--num-rollout", "3"], ["ARG009"]),
+    (sglang.sglang_pp_divides_engine, ["--rollout-num-gpus-per-engine", "3", "--sglang-pp-size", "2"], ["SGL001"]),
+    (sglang.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2"], ["SGL002"]),
+    (sglang.sglang_dp_needs_dp_attention, ["--sglang-dp-size", "2", "--sglang-enable-dp-attention"], []),
+    (sglang.sglang_deployment_exclusive, ["--prefill-num-servers", "1", "--sglang-config", "c.yaml"], ["SGL003"]),
+    (megatron.world_size_divisible, ["--actor-num-gpus-per-node", "6", "--tensor-model-parallel-size", "4"], ["MEG001"]),
+    (megatron.world_size_divisible, ["--actor-num-gpus-per-node", "8", "--tensor-model-parallel-size", "4"], []),
+    (megatron.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2"], ["MEG002"]),
+    (megatron.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2",
                                  "--decoder-last-pipeline-num-layers", "23"], []),
-    (ac.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24"], ["MEG003"]),
-    (ac.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24", "--kv-channels", "128"], []),
-    (ac.min_lr_below_lr, ["--lr", "1e-6", "--min-lr", "1e-5"], ["MEG004"]),
-    (ac.save_needs_interval, ["--save", "/s"], ["MEG005"]),
-    (ac.save_needs_interval, ["--save", "/s", "--release-train"], []),
-    (ac.model_shape_given, ["--num-layers", "2"], ["MEG006"]),
-    (ac.removed_megatron_flags, ["--checkpoint-activations"], ["MEG007"]),
-    (ac.seq_length_fits_cp, ["--context-parallel-size", "3"], ["MEG008"]),
-    (ac.max_positions_cover_seq, ["--max-position-embeddings", "2048"], ["MEG009"]),
-    (ac.max_positions_cover_seq, ["--max-position-embeddings", "2048", "--seq-length", "2048"], []),
-    (ac.expert_parallel_divides_experts, ["--expert-model-parallel-size", "8", "--num-experts", "60"], ["MEG010"]),
-    (ac.selective_recompute_no_method, ["--recompute-granularity", "selective", "--recompute-method", "uniform"],
+    (megatron.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24"], ["MEG003"]),
+    (megatron.heads_divide_hidden, ["--hidden-size", "1000", "--num-attention-heads", "24", "--kv-channels", "128"], []),
+    (megatron.min_lr_below_lr, ["--lr", "1e-6", "--min-lr", "1e-5"], ["MEG004"]),
+    (megatron.save_needs_interval, ["--save", "/s"], ["MEG005"]),
+    (megatron.save_needs_interval, ["--save", "/s", "--release-train"], []),
+    (megatron.model_shape_given, ["--num-layers", "2"], ["MEG006"]),
+    (megatron.removed_megatron_flags, ["--checkpoint-activations"], ["MEG007"]),
+    (megatron.seq_length_fits_cp, ["--context-parallel-size", "3"], ["MEG008"]),
+    (megatron.max_positions_cover_seq, ["--max-position-embeddings", "2048"], ["MEG009"]),
+    (megatron.max_positions_cover_seq, ["--max-position-embeddings", "2048", "--seq-length", "2048"], []),
+    (megatron.expert_parallel_divides_experts, ["--expert-model-parallel-size", "8", "--num-experts", "60"], ["MEG010"]),
+    (megatron.selective_recompute_no_method, ["--recompute-granularity", "selective", "--recompute-method", "uniform"],
      ["MEG011"]),
-    (ac.uneven_pipeline_needs_pp, ["--decoder-last-pipeline-num-layers", "3"], ["MEG012"]),
-    (ac.micro_batch_ignored_when_dynamic, ["--use-dynamic-batch-size", "--micro-batch-size", "2"], ["MODE001"]),
-    (ac.micro_batch_ignored_when_dynamic, ["--micro-batch-size", "2"], []),
-    (ac.max_tokens_needs_dynamic, ["--max-tokens-per-gpu", "4096"], ["MODE002"]),
-    (ac.sequence_parallel_needs_tp, ["--sequence-parallel"], ["MODE003"]),
-    (ac.sequence_parallel_needs_tp, ["--sequence-parallel", "--tensor-model-parallel-size", "2"], []),
-    (ac.num_epoch_ignored, ["--num-epoch", "1", "--num-rollout", "5"], ["MODE004"]),
-    (ac.kl_loss_coef_needs_switch, ["--kl-loss-coef", "0.01"], ["MODE005"]),
-    (ac.kl_loss_zero_coef, ["--use-kl-loss"], ["MODE006"]),
-    (ac.eval_data_needs_interval, ["--eval-prompt-data", "aime", "/a.jsonl"], ["MODE007"]),
-    (ac.release_train_offload_ignored, ["--colocate", "--release-train", "--offload-train"], ["MODE008"]),
-    (ac.async_refuses_colocate, ["--colocate"], []),  # entry unknown: not refused
+    (megatron.uneven_pipeline_needs_pp, ["--decoder-last-pipeline-num-layers", "3"], ["MEG012"]),
+    (modes.micro_batch_under_dynamic, ["--use-dynamic-batch-size", "--micro-batch-size", "2"], ["MODE001"]),
+    (modes.micro_batch_under_dynamic, ["--micro-batch-size", "2"], []),
+    (modes.max_tokens_needs_dynamic, ["--max-tokens-per-gpu", "4096"], ["MODE002"]),
+    (modes.sequence_parallel_needs_tp, ["--sequence-parallel"], ["MODE003"]),
+    (modes.sequence_parallel_needs_tp, ["--sequence-parallel", "--tensor-model-parallel-size", "2"], []),
+    (modes.num_epoch_ignored, ["--num-epoch", "1", "--num-rollout", "5"], ["MODE004"]),
+    (modes.kl_loss_coef_needs_switch, ["--kl-loss-coef", "0.01"], ["MODE005"]),
+    (modes.kl_loss_zero_coef, ["--use-kl-loss"], ["MODE006"]),
+    (modes.eval_data_needs_interval, ["--eval-prompt-data", "aime", "/a.jsonl"], ["MODE007"]),
+    (modes.release_train_offload_ignored, ["--colocate", "--release-train", "--offload-train"], ["MODE008"]),
+    (layout.async_refuses_colocate, ["--colocate"], []),  # entry unknown: not refused
 ]
 
 
@@ -200,8 +202,8 @@ def test_rule(rule_fn, args, expected):
 
 
 def test_async_entry_refuses_colocate():
-    assert run(ac.async_refuses_colocate, ["--colocate"], entry="train_async.py") == ["ENTRY001"]
-    assert run(ac.async_refuses_colocate, ["--colocate"], entry="train.py") == []
+    assert run(layout.async_refuses_colocate, ["--colocate"], entry="train_async.py") == ["ENTRY001"]
+    assert run(layout.async_refuses_colocate, ["--colocate"], entry="train.py") == []
 
 
 @pytest.mark.parametrize(("args", "gpus", "expected", "total"), [
@@ -213,14 +215,14 @@ def test_async_entry_refuses_colocate():
 ], ids=str)
 def test_gpu_total_against_the_profile(args, gpus, expected, total):
     ctx = rule_context(args, CheckOptions(gpus=gpus))
-    assert codes(ac.gpu_total_fits_profile(ctx)) == expected
-    assert ac.gpu_layout(ctx)["total"] == total
+    assert codes(layout.gpu_total_fits_profile(ctx)) == expected
+    assert layout.gpu_layout(ctx)["total"] == total
 
 
 def test_gpu_overrun_is_an_error_and_underuse_a_note():
-    over = list(ac.gpu_total_fits_profile(rule_context(["--colocate", "--actor-num-nodes", "2"],
+    over = list(layout.gpu_total_fits_profile(rule_context(["--colocate", "--actor-num-nodes", "2"],
                                                        CheckOptions(gpus=8))))
-    under = list(ac.gpu_total_fits_profile(rule_context(["--colocate"], CheckOptions(gpus=16))))
+    under = list(layout.gpu_total_fits_profile(rule_context(["--colocate"], CheckOptions(gpus=16))))
     assert over[0].severity.value == "error" and "16 GPUs" in over[0].message
     assert under[0].severity.value == "info"
 
@@ -231,7 +233,7 @@ def test_gpu_overrun_is_an_error_and_underuse_a_note():
     (["--rollout-external-engine-addrs", "h:1"], [], None),
 ], ids=str)
 def test_disaggregated_needs_rollout_gpus(args, expected, severity):
-    found = list(ac.disaggregated_needs_rollout_gpus(rule_context(args)))
+    found = list(layout.disaggregated_needs_rollout_gpus(rule_context(args)))
     assert codes(found) == expected and (not found or found[0].severity.value == severity)
 
 
@@ -241,7 +243,7 @@ def test_disaggregated_needs_rollout_gpus(args, expected, severity):
      "cannot hold one engine"),
 ], ids=str)
 def test_rollout_gpus_split_into_engines(args, severity, text):
-    found = list(ac.rollout_gpus_make_whole_engines(rule_context(args)))
+    found = list(layout.rollout_gpus_make_whole_engines(rule_context(args)))
     assert found[0].severity.value == severity and text in found[0].message
 
 
@@ -258,19 +260,115 @@ def test_batch_mismatch_under_slimes_assertion_lists_exact_fixes():
     assert report.summary["batch"]["status"] == "error"
 
 
-def test_static_batches_must_split_over_data_parallel_ranks():
-    args = [*MODEL, "--rollout-batch-size", "6", "--n-samples-per-prompt", "2", "--global-batch-size", "12",
-            "--num-rollout", "5", "--colocate", "--micro-batch-size", "2"]  # DP 8: 6 micro-batches
-    report = check_arg_list(args)
-    assert "BATCH006" in codes(report.findings)
-    assert "BATCH006" not in codes(check_arg_list([*args, "--use-dynamic-batch-size", "--max-tokens-per-gpu",
-                                                   "4096"]).findings)
+def test_startup_divisibility_holds_with_and_without_dynamic_batching():
+    args = [*MODEL, "--rollout-batch-size", "12", "--n-samples-per-prompt", "2", "--global-batch-size", "24",
+            "--num-rollout", "5", "--colocate", "--hf-checkpoint", "/m", "--micro-batch-size", "2"]  # DP 8: unit 16
+    for extra in ([], ["--use-dynamic-batch-size", "--max-tokens-per-gpu", "4096"]):
+        hit = next(f for f in check_arg_list([*args, *extra]).findings if f.code == "BATCH008")
+        assert hit.severity.value == "error" and "--use-dynamic-batch-size" not in (hit.fix or "")
+        assert hit.source == "megatron/core/num_microbatches_calculator.py:340@1dcf0daf"
+
+
+def test_static_split_fails_at_the_first_step_only_when_startup_rounds_down():
+    args = [*MODEL, "--rollout-batch-size", "12", "--n-samples-per-prompt", "2", "--global-batch-size", "24",
+            "--num-rollout", "5", "--colocate", "--hf-checkpoint", "/m", "--micro-batch-size", "2",
+            "--decrease-batch-size-if-needed"]  # 12 micro-batches over DP 8
+    hit = next(f for f in check_arg_list(args).findings if f.code == "BATCH006")
+    assert hit.source == "slime/utils/dp_schedule.py:178@624b824a" and "first training step" in hit.message
+    dynamic = check_arg_list([*args, "--use-dynamic-batch-size", "--max-tokens-per-gpu", "4096"]).findings
+    assert not {"BATCH006", "BATCH007", "BATCH008"} & set(codes(dynamic))
+
+
+def test_global_batch_derived_from_steps_is_checked_at_startup():
+    """The issue's case: dynamic batching, DP 4, 32 x 8 // 3 = 85, not a multiple of 4."""
+    args = [*MODEL, "--rollout-batch-size", "32", "--n-samples-per-prompt", "8", "--num-steps-per-rollout", "3",
+            "--num-rollout", "5", "--colocate", "--hf-checkpoint", "/m", "--tensor-model-parallel-size", "2",
+            "--use-dynamic-batch-size", "--max-tokens-per-gpu", "4096"]
+    hit = next(f for f in check_arg_list(args).findings if f.code == "BATCH008")
+    assert "85 (32 x 8 // 3)" in hit.message
+    assert "set --num-steps-per-rollout 2 (global batch 128)" in hit.fix and "4 (global batch 64)" in hit.fix
 
 
 def test_global_batch_below_data_parallel_size():
     report = check_arg_list([*MODEL, "--rollout-batch-size", "2", "--n-samples-per-prompt", "2",
                              "--global-batch-size", "4", "--num-rollout", "5", "--colocate"])
     assert "BATCH007" in codes(report.findings)
+
+
+def test_micro_batch_split_logic_lives_in_core_batch():
+    from core.batch import check_micro_batch_split
+
+    assert check_micro_batch_split(256, 1, 4, dynamic=True).code is None
+    assert check_micro_batch_split(85, 1, 4, dynamic=True).code == "BATCH008"
+    assert check_micro_batch_split(6, 2, 4, dynamic=True).code == "BATCH007"
+    assert check_micro_batch_split(6, 2, 4, dynamic=True, decrease_if_needed=True).code == "BATCH007"
+    assert check_micro_batch_split(24, 2, 8, dynamic=False, decrease_if_needed=True).code == "BATCH006"
+    assert check_micro_batch_split(24, 2, 8, dynamic=True, decrease_if_needed=True).code is None
+
+
+def test_micro_batch_size_under_dynamic_batching_is_not_called_ineffective():
+    hit = next(iter(modes.micro_batch_under_dynamic(rule_context(["--use-dynamic-batch-size", "--micro-batch-size",
+                                                                   "2"]))))
+    assert "no effect" not in hit.message and "start-up" in hit.message and hit.severity.value == "info"
+
+
+def test_one_sample_per_prompt_zeroes_group_normalised_rewards():
+    for estimator in ("grpo", "gspo", "cispo", "reinforce_plus_plus_baseline"):
+        ctx = rule_context(["--n-samples-per-prompt", "1", "--advantage-estimator", estimator])
+        hit = next(iter(slime.single_sample_normalization(ctx)))
+        assert "exactly 0" in hit.message and hit.source == "slime/ray/rollout.py:613@624b824a"
+    for extra in (["--disable-rewards-normalization"], ["--loss-type", "sft_loss"],
+                  ["--advantage-estimator", "ppo"]):
+        assert run(slime.single_sample_normalization, ["--n-samples-per-prompt", "1", *extra]) == []
+
+
+def test_hf_checkpoint_is_required():
+    assert run(slime.hf_checkpoint_given, ["--rollout-batch-size", "8"]) == ["SLIME024"]
+    assert run(slime.hf_checkpoint_given, ["--hf-checkpoint", "/m"]) == []
+
+
+def test_rollout_engines_wider_than_a_node_must_be_whole():
+    base = ["--actor-num-gpus-per-node", "8", "--rollout-num-gpus-per-engine", "64"]
+    ctx = rule_context([*base, "--rollout-num-gpus", "96"])
+    hit = next(iter(layout.rollout_gpus_make_whole_engines(ctx)))
+    assert hit.severity.value == "error" and "1 whole engine" in hit.message and "128" in hit.fix
+    assert run(layout.rollout_gpus_make_whole_engines, [*base, "--rollout-num-gpus", "128"]) == []
+    assert run(layout.rollout_gpus_make_whole_engines, [*base, "--rollout-num-gpus", "32"]) == ["GPU002"]
+    assert run(layout.rollout_gpus_make_whole_engines, [*base, "--rollout-num-gpus", "96",
+                                                        "--debug-train-only"]) == []
+
+
+def _slime_tree(root: Path) -> Path:
+    (root / "slime" / "utils").mkdir(parents=True)
+    (root / "slime" / "utils" / "arguments.py").write_text("")
+    (root / "scripts" / "models").mkdir(parents=True)
+    (root / "scripts" / "models" / "qwen3-4B.sh").write_text("MODEL_ARGS=(--num-layers 36)\n")
+    (root / "scripts" / "low_precision").mkdir()
+    return root
+
+
+SCRIPT_DIR_LINE = 'SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &>/dev/null && pwd)"\n'
+
+
+@pytest.mark.parametrize(("where", "sourced", "missing"), [
+    ("scripts/low_precision/run.sh", "${SCRIPT_DIR}/../scripts/models/qwen3-4B.sh", True),
+    ("scripts/run.sh", "${SCRIPT_DIR}/scripts/models/qwen3-4B.sh", True),
+    ("scripts/run.sh", "${SCRIPT_DIR}/models/qwen3-4B.sh", False),
+    ("scripts/low_precision/run.sh", "${SCRIPT_DIR}/../models/qwen3-4B.sh", False),
+], ids=str)
+def test_sourced_file_resolved_from_the_scripts_folder(tmp_path, where, sourced, missing):
+    tree = _slime_tree(tmp_path)
+    script = tree / where
+    text = f'#!/bin/bash\n{SCRIPT_DIR_LINE}source "{sourced}"\npython3 train.py ${{MODEL_ARGS[@]}} --hf-checkpoint /m\n'
+    script.write_text(text)
+    report = check_launch_script(text, CheckOptions(script_path=script))
+    hits = [f for f in report.findings if f.code == "SCRIPT012"]
+    assert bool(hits) == missing
+    if missing:
+        assert hits[0].line == 3 and hits[0].severity.value == "error" and "does not exist" in hits[0].message
+        assert "MEG006" in codes(report.findings)  # bash leaves MODEL_ARGS empty
+    without_location = check_launch_script(text)
+    assert "SCRIPT012" not in codes(without_location.findings)
 
 
 def test_missing_global_batch_uses_megatrons_fallback():
@@ -290,6 +388,10 @@ FIXTURE_CASES = [
     ("unresolved.sh", set(), "train.py"),
     ("unterminated.sh", {"SCRIPT003"}, None),
     ("bare_args.txt", set(), None),
+    ("dynamic_batch_startup.sh", {"BATCH008"}, "train.py"),
+    ("multinode_engines.sh", {"GPU002", "GPU003"}, "train.py"),
+    ("no_hf_checkpoint.sh", {"SLIME024"}, "train.py"),
+    ("missing_model_script.sh", {"SCRIPT012", "MEG006"}, "train.py"),
 ]
 
 
@@ -401,7 +503,7 @@ def test_a_failed_checkout_build_is_remembered_until_its_files_change(tmp_path, 
 
 # -- the code table ----------------------------------------------------------------------------------
 def test_every_code_is_in_the_module_docstring_and_back():
-    documented = set(re.findall(r"^\s{4}([A-Z]+\d{3})\s", ac.__doc__, re.M))
+    documented = set(re.findall(r"^\s{4}([A-Z]+\d{3})\s", rules.__doc__, re.M))
     assert documented == set(ac.RULES)
 
 
@@ -422,6 +524,7 @@ def test_every_rule_is_documented_and_cited(info):
     '"' * 9999,
     "\\" * 50_000,
     "python3 train.py " + "--made-up 1 " * 1000,
+    'X="$(cd -- "$(dirname ' + "BASH_SOURCE " * 20000 + "\npython3 train.py --a 1",
 ], ids=lambda t: t[:40])
 def test_hostile_input_gives_findings_never_a_crash(text):
     report = check_launch_script(text)

@@ -131,3 +131,17 @@ def test_a_broken_checkout_is_a_warning_and_the_bundled_catalog_is_used(capsys, 
     assert rc == 0 and "Traceback" not in err
     assert "could not be used (slime/utils/arguments.py:1 is not valid Python" in out
     assert "checked against the bundled catalog instead" in out
+
+
+@pytest.mark.parametrize(("script", "line"), [
+    ("scripts/run-qwen2.5-0.5B-reproducibility.sh", 19),
+    ("scripts/low_precision/run-qwen3-4b-fp8.sh", 27),
+    ("scripts/low_precision/run-qwen3-30b-a3b-fp8.sh", 28),
+], ids=str)
+def test_upstream_scripts_that_source_a_missing_model_script(capsys, script, line):
+    path = Path("/work/src/slime") / script
+    if not path.is_file():
+        pytest.skip("slime sources not extracted here")
+    rc, out, _ = run_cli(capsys, str(path), "--format", "json")
+    hits = [f for f in json.loads(out)["findings"] if f["code"] == "SCRIPT012"]
+    assert rc == 1 and [h["line"] for h in hits] == [line] and "scripts/scripts/models/" in hits[0]["message"]

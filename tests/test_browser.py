@@ -81,6 +81,9 @@ def browser():
 
     expect.set_options(timeout=30_000)  # a first page run imports the app: slower than Playwright's 5 s
 
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=30_000)  # a loaded machine renders slowly; the default is 5 s
     with sync_playwright() as pw:
         b = pw.chromium.launch(
             executable_path=CHROMIUM, headless=True,
@@ -158,7 +161,7 @@ def test_grpo_draft_is_checked_and_recorded_in_the_browser(browser, tmp_path):
         # The first visit after the server starts is a page URL (a bookmark): it must still run inside the
         # declared navigation, not Streamlit's auto-discovered pages/ list.
         page.goto(f"http://127.0.0.1:{port}/grpo")
-        expect(page.get_by_text("Ready for your review").first).to_be_visible()
+        expect(page.get_by_text("The script passes its checks").first).to_be_visible()
         nav = page.get_by_test_id("stSidebarNav")
         expect(nav.get_by_text("Set up a run")).to_be_visible()
         assert nav.get_by_role("link", name="grpo", exact=True).count() == 0
@@ -185,7 +188,7 @@ def _draft_text(page) -> str:
 def _expect_grpo_inputs(page, draft: str) -> None:
     from playwright.sync_api import expect
 
-    expect(page.get_by_text("Ready for your review").first).to_be_visible()
+    expect(page.get_by_text("The script passes its checks").first).to_be_visible()
     expect(page.get_by_role("radio", name=DISAGGREGATED)).to_be_checked()
     page.get_by_text("Hyperparameters (defaults").click()
     expect(page.get_by_role("spinbutton", name=GRPO_GBS)).to_have_value("64")
@@ -215,7 +218,7 @@ def test_grpo_inputs_and_draft_survive_page_switch_reload_and_restart(browser, t
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(30_000)
         page.goto(f"http://127.0.0.1:{port}/grpo")
-        expect(page.get_by_text("Ready for your review").first).to_be_visible()
+        expect(page.get_by_text("The script passes its checks").first).to_be_visible()
         page.get_by_text(DISAGGREGATED).click()
         expect(page.get_by_role("spinbutton", name="Actor (training) GPUs")).to_be_visible()
         page.get_by_text("Hyperparameters (defaults").click()

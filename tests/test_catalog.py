@@ -601,7 +601,7 @@ def test_a_checkout_not_shaped_like_upstream_raises_catalog_error(tmp_path, argu
 
 
 def test_an_oversized_source_file_is_refused_by_size(tmp_path, monkeypatch):
-    import core.launch.catalog_build as cb
+    import core.launch.catalog_build.sources as cb
 
     monkeypatch.setattr(cb, "MAX_SOURCE_BYTES", 100)
     with pytest.raises(CatalogError, match=r"slime/utils/arguments\.py is \d[\d,]* bytes"):

@@ -7,6 +7,7 @@ import time
 
 import diskcache
 import numpy as np
+import pytest
 
 from core.monitor.cache import PREFIX, read_scan
 from core.monitor.events import scan_event_file
@@ -80,3 +81,34 @@ def test_damaged_cache_entry_is_a_miss(tmp_path):
                 cache.set(key, b"garbage")
         scan, how = read_scan(f, cache)
         assert how == "read" and len(scan.values) == 5
+
+
+def test_cache_holds_data_not_pickles_and_refuses_a_planted_pickle(tmp_path):
+    """Issue 15: write access to the parsed-log cache is not code execution."""
+    import pickle
+
+    from core.memory.store import Store
+
+    f = tmp_path / "run" / "events.out.tfevents.1.a"
+    f.parent.mkdir()
+    f.write_bytes(frame_record(file_version_event()) + _write(f, range(30)))
+    store = Store(tmp_path / "home")
+    read_run(f.parent, cache=store.bulk_cache)
+    plain = diskcache.Cache(str(tmp_path / "home" / "bulk"))
+    for key in plain.iterkeys():
+        value = plain.get(key)
+        assert isinstance(value, bytes | str), key  # nothing diskcache would pickle
+        if isinstance(value, bytes):
+            with pytest.raises(pickle.UnpicklingError):
+                pickle.loads(value)
+    marker = tmp_path / "ran"
+
+    class Planted:
+        def __reduce__(self):
+            return (os.mkdir, (str(marker),))
+
+    for key in list(plain.iterkeys()):
+        plain.set(key, Planted())
+    again = read_run(f.parent, cache=store.bulk_cache)
+    assert not marker.exists()
+    assert again.scalar_count() == 30 and {r.how for r in again.files} == {"read"}

@@ -140,3 +140,28 @@ def test_help_documents_every_exit_code(capsys):
     for code, words in ((0, "no check failed"), (1, "a check failed"), (2, "could not be read"),
                         (3, "every verdict is")):
         assert f"  {code}  " in out and words in " ".join(out.split())
+
+
+def test_logs_uses_the_pages_cache_unless_told_not_to(tmp_path, monkeypatch, capsys):
+    """Issue 15 item 15: `logs` keeps parsed logs in the store's bulk cache (the Monitor page's cache)."""
+    import diskcache
+
+    from core.memory.store import Store
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("SLIME_ASSISTANT_HOME", str(home))
+    write_slime_like_run(tmp_path / "run", Scenario(rollouts=12))
+    assert main(["logs", str(tmp_path / "run"), "--no-cache", "--format", "json"]) in (0, 1, 3)
+    assert not (home / "bulk").exists()
+    first = json.loads(capsys.readouterr().out)
+    assert main(["logs", str(tmp_path / "run"), "--format", "json"]) in (0, 1, 3)
+    second = json.loads(capsys.readouterr().out)
+    assert first["runs"] == second["runs"]
+    store = Store(home)
+    keys = list(store.bulk_cache.iterkeys())
+    assert any(str(k).startswith("monitor:run:") for k in keys)
+    assert isinstance(store.bulk_cache, diskcache.Cache)
+    from core.monitor.runs import read_run
+
+    again = read_run(tmp_path / "run", cache=store.bulk_cache)
+    assert {f.how for f in again.files} == {"cached"}

@@ -77,3 +77,17 @@ def test_a_hostile_link_value_is_ignored_and_said_so(open_page):
     at.run()
     assert not at.exception and at.number_input(key="bc_rbs").value == 32
     assert any("left out" in c.value for c in at.caption)
+
+
+def test_inputs_are_kept_per_profile_across_sessions(open_page, make_app):
+    at = open_page()
+    at.number_input(key="bc_gbs").set_value(None).run()
+    at.number_input(key="bc_steps").set_value(4).run()
+    later = make_app(PAGE).run()  # a new browser session, or after a restart
+    assert not later.exception
+    assert later.number_input(key="bc_steps").value == 4 and later.number_input(key="bc_gbs").value is None
+
+
+def test_visiting_saves_nothing(open_page, app_env):
+    open_page()
+    assert Store(app_env).inputs("default", "batch_calculator") is None

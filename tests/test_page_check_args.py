@@ -117,6 +117,39 @@ def test_bare_list_uses_the_chosen_entry(app_env, make_app):
     assert "ENTRY001" in texts(at.error)
 
 
+def test_pasted_script_with_odd_whitespace_shows_a_finding(app_env, make_app):
+    """Lone CR, NBSP, VT, FF, U+2028 and U+3000 used to stop the bash reader with a traceback (issue 15)."""
+    saved(app_env)
+    at = make_app(PAGE).run()
+    script = "python3 train.py --lr\xa01e-6 --seed 1\r--x\x0b1 --y\x0c2 --z\u20283 --w\u30004\n"
+    at.text_area(key="ca_text").input(script).run()
+    assert not at.exception
+    assert "SCRIPT014" in texts(at.warning) + texts(at.error) + texts(at.markdown) + texts(at.info)
+
+
+def test_checkout_files_linking_outside_the_roots_never_show(app_env, make_app, tmp_path, monkeypatch):
+    """A checkout inside the roots whose model script links outside: its content is not read (issue 15)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.sh").write_text("MODEL_ARGS=(--secret-from-outside 1)\n")
+    checkout = tmp_path / "root" / "slime"
+    (checkout / "scripts" / "models").mkdir(parents=True)
+    (checkout / "slime" / "utils").mkdir(parents=True)
+    (checkout / "slime" / "utils" / "arguments.py").symlink_to(outside / "evil.sh")
+    (checkout / "scripts" / "models" / "evil.sh").symlink_to(outside / "evil.sh")
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path / "root"))
+    saved(app_env)
+    at = make_app(PAGE).run()
+    at.text_input(key="ca_checkout").input(str(checkout)).run()
+    at.text_area(key="ca_text").input('source scripts/models/evil.sh\npython3 train.py "${MODEL_ARGS[@]}"\n').run()
+    assert not at.exception
+    shown = " ".join(str(e.value) for kind in ("markdown", "error", "warning", "info", "success", "caption")
+                     for e in getattr(at, kind))
+    shown += " ".join(str(df.value.to_dict()) for df in at.dataframe)
+    assert "secret-from-outside" not in shown
+    assert "outside the directories" in shown or "leads outside" in shown or "cannot read" in shown
+
+
 def test_an_uploaded_script_is_checked_once_and_marks_the_check_done(app_env, make_app):
     store = saved(app_env)
     at = make_app(PAGE).run()

@@ -28,7 +28,9 @@ def test_grpo_page_drafts_a_ready_colocated_script_and_records_it(app_env, make_
     script = script_of(at)
     assert "-- python3 train.py" in script and "--colocate" in script
     assert "--advantage-estimator grpo" in script and "--input-key prompt" in script
-    assert any("Ready for your review" in s.value for s in at.success)
+    still_open = " ".join(i.value for i in at.info if "passes its checks" in i.value)
+    assert "Still open" in still_open and "torch\\_dist" in still_open  # unticked prerequisites, not "Ready"
+    assert not any("Ready for your review" in s.value for s in at.success)
     assert {d.key for d in at.download_button} == {"grpo_download_sh", "grpo_download_md"}
     assert any("256 samples per rollout" in m.value for m in at.markdown)
     store = Store(app_env)
@@ -59,7 +61,7 @@ def test_grpo_page_one_gpu_is_colocated_only(app_env, make_app):
     script = script_of(at)
     assert "--actor-num-gpus-per-node 1" in script and "--colocate" in script
     assert "--tensor-model-parallel-size 1" in script
-    assert any("Ready for your review" in s.value for s in at.success)  # passed the launch checker
+    assert any("passes its checks" in i.value for i in at.info)  # passed the launch checker
 
 
 def test_grpo_page_two_nodes_disaggregated(app_env, make_app):
@@ -70,7 +72,7 @@ def test_grpo_page_two_nodes_disaggregated(app_env, make_app):
     assert "--rollout-num-gpus 8" in script and "--colocate" not in script
     assert "ray start --address" in script  # instructions for the second node, as a comment
     assert any("disaggregated" in m.value for m in at.markdown)
-    assert any("Ready for your review" in s.value for s in at.success)  # passed the launch checker
+    assert any("passes its checks" in i.value for i in at.info)  # passed the launch checker
 
 
 def test_grpo_page_unclear_model_is_not_ready_until_a_script_is_chosen(app_env, make_app):
@@ -81,7 +83,7 @@ def test_grpo_page_unclear_model_is_not_ready_until_a_script_is_chosen(app_env, 
     at.selectbox(key="grpo_model_script").set_value("qwen3-8B").run()
     assert not at.exception
     assert "source scripts/models/qwen3-8B.sh" in script_of(at)
-    assert any("Ready for your review" in s.value for s in at.success)
+    assert any("passes its checks" in i.value for i in at.info)
     assert Store(app_env).get_record("default", "grpo").status == "started"  # changed, not accepted
     assert Store(app_env).accepted("default", "grpo") == []
 
@@ -157,3 +159,14 @@ def test_grpo_a_later_accepted_draft_keeps_the_earlier_one(app_env, make_app):
     history = Store(app_env).accepted("default", "grpo")
     assert len(history) == 2 and "--n-samples-per-prompt 4" in history[0].output
     assert "--n-samples-per-prompt 8" in history[1].output
+
+
+def test_grpo_draft_is_ready_once_every_prerequisite_is_ticked(app_env, make_app):
+    at = open_page(app_env, make_app)
+    for box in at.checkbox:
+        if box.key.startswith("grpo_pre_"):
+            box.check()
+    at.run()
+    assert not at.exception
+    assert any("Ready for your review" in s.value for s in at.success)
+    assert not any("Still open" in i.value for i in at.info)

@@ -63,16 +63,33 @@ def test_folder_in_roots_gives_checklist_curves_and_record(app_env, make_app, ro
     assert len(Store(app_env).accepted("default", "monitor")) == 1
 
 
-def test_tag_filter_and_bad_regex(app_env, make_app, roots):
+def test_tag_filter_is_words_and_wildcards_never_a_regex(app_env, make_app, roots):
     at = _open(make_app, app_env)
     at.text_input(key="mon_dir").input(str(roots / "proj" / "good"))
     at.button(key="mon_dir_add").click().run()
     at.text_input(key="mon_filter").input("entropy|grad_norm").run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == 2
-    at.text_input(key="mon_filter").input("([").run()
-    assert any("not a valid regular expression" in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) > 2
+    at.text_input(key="mon_filter").input("train/*norm").run()
+    assert len(at.get("plotly_chart")) == 1
+    at.text_input(key="mon_filter").input("(a+)+$").run()  # regex syntax is plain text: matches no tag
+    assert not at.exception
+    assert not at.get("plotly_chart")
+    assert any("No tag matches" in i.value for i in at.info)
+    assert "Not a regular expression" in (at.text_input(key="mon_filter").help or "")
+
+
+def test_evidence_is_a_small_table_not_json(app_env, make_app, roots):
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(roots / "proj" / "bad"))
+    at.button(key="mon_dir_add").click().run()
+    assert not at.exception
+    assert not any(c.language == "json" for c in at.code)
+    tables = at.dataframe
+    assert tables
+    first = tables[0].value
+    assert list(first.columns) == ["what", "value"]
+    assert "curve" in set(first["what"])
 
 
 def test_folder_outside_roots_is_refused(app_env, make_app, roots, tmp_path):
@@ -90,7 +107,7 @@ def test_x_axis_smoothing_and_outliers_controls(app_env, make_app, roots):
     at = _open(make_app, app_env)
     at.text_input(key="mon_dir").input(str(roots / "proj" / "good"))
     at.button(key="mon_dir_add").click().run()
-    at.text_input(key="mon_filter").input("^train/grad_norm$").run()
+    at.text_input(key="mon_filter").input("train/grad_norm").run()
     at.selectbox(key="mon_xaxis").select("Rollout index (lines up rollout/, train/ and eval/)").run()
     at.slider(key="mon_smoothing").set_value(0.0).run()
     at.checkbox(key="mon_outliers").check().run()
@@ -230,3 +247,41 @@ def test_replaced_upload_deletes_its_directory_and_same_name_size_is_reread(app_
     assert not at.exception
     assert list(private_tmp.glob("slime-monitor-*")) == []
     assert any("Upload event files" in i.value for i in at.info)
+
+
+def test_zip_with_clashing_dot_and_overlong_members(app_env, make_app, roots, private_tmp, tmp_path):
+    """Issue 15 item 9 on the page: each bad member is skipped with a warning; the good run still loads."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data, _ in _event_files(tmp_path, Scenario(rollouts=12)):
+            zf.writestr(f"good/{name}", data)
+        zf.writestr("run", b"x")
+        zf.writestr("run/events.out.tfevents.1", b"y")
+        zf.writestr(".", b"x")
+        zf.writestr("a/" * 3000 + "events.out.tfevents.2", b"x")
+        zf.writestr("b" * 300, b"x")
+    at = _open(make_app, app_env)
+    at.file_uploader(key="mon_upload_zip").set_value(("runs.zip", buf.getvalue(), "application/zip"))
+    at.run()
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    for reason in ("needs a folder", "names no file", "folders deep", "characters long"):
+        assert reason in warnings
+    labels = [e.label for e in at.expander]
+    assert any(label.startswith("runs: 0 fail") for label in labels), labels
+
+
+def test_deep_folder_says_what_the_walk_left_out(app_env, make_app, roots):
+    deep = roots / "deep"
+    for _ in range(40):
+        deep = deep / "d"
+    write_slime_like_run(deep, Scenario(rollouts=3))
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(roots / "deep"))
+    at.button(key="mon_dir_add").click().run()
+    assert not at.exception
+    assert any("more than 32 levels down" in w.value for w in at.warning)
+    assert any("No event files" in e.value for e in at.error)

@@ -65,7 +65,7 @@ def test_zip_of_wandb_folder_gives_curves_checklist_config_and_record(app_env, m
     assert any("--rollout-batch-size 32" in c for c in codes)
     assert "MODE006" in _texts(at)
     assert "trains 2 optimizer step" in _texts(at)  # 32 x 8 // 128, from the config
-    config_table = at.dataframe[0].value
+    config_table = next(d.value for d in at.dataframe if "key" in d.value.columns)  # evidence tables come first
     assert "rollout_batch_size" in config_table["key"].tolist()
     assert "local-secret-123" not in _texts(at) + config_table.to_csv()  # slime logs --wandb-key: hidden
     [record] = Store(app_env).accepted("default", "monitor")  # an upload the user made: done

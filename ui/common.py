@@ -164,3 +164,12 @@ def plain(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def show_table(frame, *, key: str, wide: tuple[str, ...] = (), labels: dict[str, str] | None = None) -> None:
+    """A table across the full width, every column visible; `wide` columns (long text) get the most room."""
+    labels = labels or {}
+    config = {c: st.column_config.TextColumn(labels.get(c, c.replace("_", " ")),
+                                             width="large" if c in wide else "small")
+              for c in frame.columns}
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key=key)

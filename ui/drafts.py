@@ -24,41 +24,45 @@ class ExtraFile:
 
 
 def show_draft(draft: Draft, *, key_prefix: str, extra_files: tuple[ExtraFile, ...] = (),
-               summary_expanded: bool = True, accept: AcceptControl | None = None) -> None:
-    """The draft with its checker findings beside it; a draft with an error is shown for reference only.
+               summary_expanded: bool = True, accept: AcceptControl | None = None,
+               still_open: tuple[str, ...] = ()) -> None:
+    """The draft's status, its checker findings, then the script across the full width; a draft with an error
+    is shown for reference only. `still_open` lists what the user has not confirmed yet (e.g. prerequisites):
+    a draft that passes its checks is then "checked", not "ready", and says what is open.
 
     With `accept`, a ready draft gets an "Accept this draft" button, and downloading its script accepts it too.
     """
-    left, right = st.columns([3, 2])
-    with right:
-        st.markdown("**Checks**")
+    if not draft.ready:
+        st.error("Not ready: fix the errors listed below first. The draft is shown for reference only.",
+                 icon=":material/error:")
+    elif still_open:
+        st.info("The script passes its checks. Still open before you run it: "
+                + "; ".join(plain(item) for item in still_open) + ".", icon=":material/pending_actions:")
+    else:
+        st.success("Ready for your review. Read every line marked YOUR CHOICE, then run it yourself.",
+                   icon=":material/check_circle:")
+    with st.expander(f"Checks on this draft ({len(draft.findings)})", expanded=not draft.ready or bool(
+            [f for f in draft.findings if f.severity.value != "info"])):
         show_findings(draft.findings, key_prefix=key_prefix,
                       empty_message="No findings: the checker passed this draft.")
-    with left:
-        if draft.ready:
-            st.success("Ready for your review. Read every line marked YOUR CHOICE, then run it yourself.",
-                       icon=":material/check_circle:")
-            cols = st.columns(2 + len(extra_files))
-            cols[0].download_button("Download the script (.sh)", draft.script, file_name=draft.filename,
-                                    mime="text/x-shellscript", key=f"{key_prefix}_download_sh",
-                                    on_click=accept.on_download if accept else "rerun")
-            cols[1].download_button("Download the summary (.md)", draft.summary_markdown,
-                                    file_name=draft.filename.removesuffix(".sh") + ".md", mime="text/markdown",
-                                    key=f"{key_prefix}_download_md")
-            for col, extra in zip(cols[2:], extra_files, strict=True):
-                col.download_button(extra.label, extra.data, file_name=extra.filename, mime=extra.mime,
-                                    key=f"{key_prefix}_download_{extra.filename}")
-            if accept:
-                accept.render()
-        else:
-            st.error("Not ready: fix the errors beside this draft first. It is shown for reference only.",
-                     icon=":material/error:")
-        if draft.script:
-            st.code(draft.script, language="bash")
-        flags_in_draft(draft.script)
-        for extra in extra_files:
-            st.caption(f"{plain(extra.caption)}:")
-            st.code(extra.data, language=extra.language)
+    if draft.ready:
+        downloads = [("Download the script (.sh)", draft.script, draft.filename, "text/x-shellscript", "sh"),
+                     ("Download the summary (.md)", draft.summary_markdown,
+                      draft.filename.removesuffix(".sh") + ".md", "text/markdown", "md"),
+                     *((e.label, e.data, e.filename, e.mime, e.filename) for e in extra_files)]
+        cols = st.columns(len(downloads))
+        for col, (label, data, filename, mime, suffix) in zip(cols, downloads, strict=True):
+            on_click = accept.on_download if accept and suffix == "sh" else "rerun"
+            col.download_button(label, data, file_name=filename, mime=mime, key=f"{key_prefix}_download_{suffix}",
+                                on_click=on_click, width="stretch")
+        if accept:
+            accept.render()
+    if draft.script:
+        st.code(draft.script, language="bash")
+    flags_in_draft(draft.script)
+    for extra in extra_files:
+        st.caption(f"{plain(extra.caption)}:")
+        st.code(extra.data, language=extra.language)
     if draft.summary_markdown:
         with st.expander("Configuration summary", expanded=summary_expanded):
             st.markdown(draft.summary_markdown)

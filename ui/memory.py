@@ -29,19 +29,20 @@ from ui.common import get_store, plain
 _JSON_SCALARS = (str, int, float, bool, type(None))
 # The widget-key prefix of each workflow page ("grpo_rbs", "ca_text", ...).
 PAGE_PREFIX = {"grpo": "grpo", "async": "async", "multi_turn": "mt", "check_args": "ca", "check_data": "cd",
-               "model_checkpoint": "mc", "alternatives": "alt", "monitor": "mon"}
+               "model_checkpoint": "mc", "alternatives": "alt", "monitor": "mon", "batch_calculator": "bc"}
 
 
-class PageMemory:
-    """One workflow page's inputs for one profile, kept in the store."""
+class InputMemory:
+    """One page's inputs for one profile, kept in the store (tool pages such as the batch calculator use it
+    alone; workflow pages use PageMemory, which adds progress and accepted outputs)."""
 
-    def __init__(self, workflow: str, prefix: str, profile: Profile) -> None:
-        if PAGE_PREFIX.get(workflow) != prefix:
-            raise ValueError(f"the widget keys of {workflow} start with {PAGE_PREFIX.get(workflow)!r}")
-        self.workflow = WORKFLOW_BY_ID[workflow]
+    def __init__(self, page: str, prefix: str, profile: Profile) -> None:
+        if PAGE_PREFIX.get(page) != prefix:
+            raise ValueError(f"the widget keys of {page} start with {PAGE_PREFIX.get(page)!r}")
+        self.page = page
         self.prefix = prefix
         self.profile = profile
-        saved = get_store().inputs(profile.name, workflow)
+        saved = get_store().inputs(profile.name, page)
         self.saved: dict[str, Any] = dict(saved.values) if saved else {}
         owner = f"_memory_owner_{prefix}"
         self._reload = st.session_state.get(owner) != profile.name  # first run, or another profile's values
@@ -68,9 +69,11 @@ class PageMemory:
         self._seeded.add(key)
         return key
 
-    def widget(self, factory: Callable[..., Any], label: str, name: str, default: Any, **kwargs: Any) -> Any:
-        """Create a widget whose value is kept per profile; `options=`, `min_value=`, `max_value=` by keyword."""
-        key = self.seed(name, default, _validator(default, kwargs))
+    def widget(self, factory: Callable[..., Any], label: str, name: str, default: Any, *,
+               valid: Callable[[Any], bool] | None = None, **kwargs: Any) -> Any:
+        """Create a widget whose value is kept per profile; `options=`, `min_value=`, `max_value=` by keyword
+        (`valid` replaces the check of a saved value that those imply)."""
+        key = self.seed(name, default, valid or _validator(default, kwargs))
         return factory(label, key=key, on_change=self._changed, args=(name,), **kwargs)
 
     def remembered(self, name: str, default: Any) -> Any:
@@ -81,7 +84,7 @@ class PageMemory:
     def remember(self, name: str, value: Any) -> None:
         """Save a value that is not a widget's after a user action changed it."""
         self.saved[name] = value
-        get_store().update_inputs(self.profile.name, self.workflow.id, {name: _jsonable(value)})
+        get_store().update_inputs(self.profile.name, self.page, {name: _jsonable(value)})
         self.mark_changed()
 
     def mark_changed(self) -> None:
@@ -99,6 +102,15 @@ class PageMemory:
     def user_changed(self) -> bool:
         """Whether this run follows a change the user made on the page (and no progress saved since)."""
         return bool(st.session_state.get(self._changed_flag))
+
+
+
+class PageMemory(InputMemory):
+    """One workflow page's inputs for one profile, its progress and the outputs the user accepted."""
+
+    def __init__(self, workflow: str, prefix: str, profile: Profile) -> None:
+        super().__init__(workflow, prefix, profile)
+        self.workflow = WORKFLOW_BY_ID[workflow]
 
     # -- progress and accepted outputs ------------------------------------------------------------
     def progress(self, *, done: Iterable[str] = (), todo: Iterable[str] = (), summary: str = "") -> None:

@@ -13,6 +13,8 @@ import importlib
 import os
 import sys
 
+from core.cli.output import guard_streams
+
 # Sub-commands in the order shown by --help: name -> (module that registers it, one-line help).
 # Only the module of the command being run is imported, so `check-args` never pays for the monitor.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -52,6 +54,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    guard_streams()
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     try:

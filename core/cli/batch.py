@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from core.batch import BatchPlan, BatchPlanInputs, plan_batch
+from core.cli.output import say, write_json, write_text
 from core.findings import dumps
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE = 0, 1, 2
@@ -43,11 +44,14 @@ def run_batch(args: argparse.Namespace) -> int:
         dynamic_batching=args.use_dynamic_batch_size, num_rollout=args.num_rollout))
     if plan.problem:
         if args.output_format == "json":
-            print(dumps(plan_json(plan)))
+            write_json(dumps(plan_json(plan)))
         else:
-            print(f"batch: {plan.problem}")
+            say(f"batch: {plan.problem}")
         return EXIT_USAGE
-    print(dumps(plan_json(plan)) if args.output_format == "json" else render_plan_text(plan))
+    if args.output_format == "json":
+        write_json(dumps(plan_json(plan)))
+    else:
+        write_text(render_plan_text(plan))
     dropped = plan.equation.dropped_samples_per_rollout if plan.equation else None
     return EXIT_OK if plan.status in ("ok", "info") and not dropped else EXIT_PROBLEM
 

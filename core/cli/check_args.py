@@ -13,10 +13,12 @@ import stat
 import sys
 from pathlib import Path
 
+from core.cli.output import say, write_json, write_text
 from core.findings import dumps, findings_json, render_text
 from core.launch.check import CheckOptions, CheckReport, check_script_bytes, list_rules
 from core.launch.script import MAX_SCRIPT_CHARS
 from core.memory.profile import MAX_GPUS
+from core.paths import NotRegularFile, read_regular
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 JSON_FIELDS = ("code", "severity", "message", "line", "flag", "fix", "source")
@@ -44,27 +46,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_check_args(args: argparse.Namespace) -> int:
     """Handler: read the input, check it, print the report, return the exit code."""
     if args.list_rules:
-        print(render_rules())
+        if args.output_format == "json":
+            write_json(rules_json())
+        else:
+            write_text(render_rules())
         return EXIT_OK
     if not args.path:
-        print("check-args: give a script path, or - to read standard input", file=sys.stderr)
+        say("check-args: give a script path, or - to read standard input")
         return EXIT_USAGE
     if args.gpus is not None and not 1 <= args.gpus <= MAX_GPUS:
-        print(f"check-args: --gpus must be between 1 and {MAX_GPUS}, not {args.gpus}", file=sys.stderr)
+        say(f"check-args: --gpus must be between 1 and {MAX_GPUS}, not {args.gpus}")
         return EXIT_USAGE
     checkout = args.slime_checkout
     if checkout is not None and not (checkout / "slime" / "utils" / "arguments.py").is_file():
-        print(f"check-args: {checkout} is not a slime checkout (no slime/utils/arguments.py)", file=sys.stderr)
+        say(f"check-args: {checkout} is not a slime checkout (no slime/utils/arguments.py)")
         return EXIT_USAGE
     data = _read_input(args.path)
     if data is None:
         return EXIT_USAGE
-    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout)
+    script_path = None if args.path == "-" else Path(args.path)
+    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout, script_path=script_path)
     report = check_script_bytes(data, options)
     if args.output_format == "json":
-        print(dumps(report_json(report)))
+        write_json(dumps(report_json(report)))
     else:
-        print(render_report_text(report))
+        write_text(render_report_text(report))
     return EXIT_OK if report.ok else EXIT_ERRORS
 
 
@@ -81,21 +87,17 @@ def _read_input(path: str) -> bytes | None:
     try:
         problem = _not_a_script_file(path, os.stat(path).st_mode)
         if problem:
-            print(f"check-args: {problem}", file=sys.stderr)
+            say(f"check-args: {problem}")
             return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            problem = _not_a_script_file(path, os.fstat(fh.fileno()).st_mode)
-            if problem:
-                print(f"check-args: {problem}", file=sys.stderr)
-                return None
-            return fh.read(limit)
+        return read_regular(path, limit)  # the one rule: regular files only, opened without blocking
     except FileNotFoundError:
-        print(f"check-args: no such file: {path}", file=sys.stderr)
+        say(f"check-args: no such file: {path}")
+    except NotRegularFile as exc:
+        say(f"check-args: {path} is {exc.strerror}; give a script file, or pipe the text in with -")
     except OSError as exc:
-        print(f"check-args: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        say(f"check-args: cannot read {path}: {exc.strerror or exc}")
     except ValueError:  # an embedded NUL byte in the path
-        print(f"check-args: cannot read {path!r}: the path contains a NUL byte", file=sys.stderr)
+        say(f"check-args: cannot read {path!r}: the path contains a NUL byte")
     return None
 
 
@@ -134,6 +136,13 @@ def render_report_text(report: CheckReport) -> str:
         lines.append(f"GPUs: {layout['total']} ({layout['mode']})")
     lines.append(f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), {s.get('info', 0)} note(s)")
     return "\n".join(lines)
+
+
+def rules_json() -> list[dict]:
+    """Every finding code as JSON: code, default severity, title, upstream source (null for the checker's own
+    limits) and the knowledge card that explains it (or null)."""
+    return [{"code": r.code, "severity": r.severity.value, "title": r.title, "source": r.source or None,
+             "card": r.card} for r in list_rules()]
 
 
 def render_rules() -> str:

@@ -9,6 +9,7 @@ import sys
 
 from pydantic import ValidationError
 
+from core.cli.output import say, write_json, write_text
 from core.data.rules import DataKeys
 from core.data.scan import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
 from core.findings import dumps
@@ -47,33 +48,32 @@ def run_check_data(args: argparse.Namespace) -> int:
                         metadata_key=args.metadata_key, apply_chat_template=args.apply_chat_template,
                         multimodal_keys=args.multimodal_keys)
     except ValidationError as exc:
-        print(f"check-data: {_first_error(exc)}", file=sys.stderr)
+        say(f"check-data: {_first_error(exc)}")
         return EXIT_CANNOT_CHECK
     if args.max_listed < 0 or not 0.001 <= args.max_line_mb <= 1024:
-        print("check-data: --max-listed must be 0 or more and --max-line-mb between 0.001 and 1024",
-              file=sys.stderr)
+        say("check-data: --max-listed must be 0 or more and --max-line-mb between 0.001 and 1024")
         return EXIT_CANNOT_CHECK
     progress = _stderr_progress if sys.stderr.isatty() else None
     try:
         report = check_path(args.path, keys, max_line_bytes=int(args.max_line_mb * 2**20),
                             max_listed=args.max_listed, progress=progress)
     except CheckError as exc:
-        print(f"check-data: {exc}", file=sys.stderr)
+        say(f"check-data: {exc}")
         return EXIT_CANNOT_CHECK
     finally:
         if progress is not None:
-            print("\r\033[K", end="", file=sys.stderr)
+            say("\r\033[K", end="")
     if args.output_format == "json":
-        print(dumps(report.to_json()))
+        write_json(dumps(report.to_json()))
     else:
-        print(render_report_text(report))
+        write_text(render_report_text(report))
     if report.summary.would_fail:
         return EXIT_WOULD_FAIL
     return EXIT_OK if report.summary.complete else EXIT_CANNOT_CHECK
 
 
 def _stderr_progress(fraction: float, text: str) -> None:
-    print(f"\rchecking: {fraction:4.0%} {text}", end="", file=sys.stderr, flush=True)
+    say(f"\rchecking: {fraction:4.0%} {text}", end="")
 
 
 def _first_error(exc: ValidationError) -> str:

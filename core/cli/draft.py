@@ -1,23 +1,25 @@
 """`slime-assistant draft grpo|async`: print (or write) the same launch-script draft the pages produce.
 
 The draft is only text: nothing is run. Findings go to stderr; the exit code is 0 when the draft is ready,
-1 when it has an error finding (or could not be checked), 2 for bad command-line input.
+1 when it has an error finding (or could not be checked), 2 for bad command-line input. With `--format json`
+stdout holds one JSON object instead (see `draft_json`), and stderr only usage problems.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 from pydantic import ValidationError
 
+from core.cli.output import say, shown, write_json, write_text
 from core.drafts.launch import Draft, DraftRequest, draft_launch_script
-from core.findings import render_text
+from core.findings import count_by_severity, findings_json, render_text
+from core.paths import PathRefused, expand_user, name_length_problem
 
 EXIT_READY = 0
 EXIT_NOT_READY = 1
 EXIT_USAGE = 2
+JSON_FIELDS = ("code", "severity", "message", "line", "flag", "fix", "source")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,6 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--output", default=None, help="write the script to this new file instead of stdout")
     parser.add_argument("--summary", default=None, help="also write the markdown configuration summary here")
     parser.add_argument("--force", action="store_true", help="overwrite --output/--summary if they exist")
+    parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format",
+                        help="json: print one object (script, configuration summary, findings) on stdout")
     parser.set_defaults(func=handle_draft)
 
 
@@ -77,6 +81,10 @@ def request_from_args(args: argparse.Namespace) -> DraftRequest:
     answers.update({k: v for k, v in optional.items() if v is not None})
     if args.fully_async:
         answers["fully_async"] = True
+    for field, value in answers.items():
+        if isinstance(value, str) and shown(value) != value:
+            raise ValueError(f"{FLAG_OF_FIELD.get(field, field)} {shown(value)}: holds bytes that are not UTF-8 "
+                             "(shown as \\xNN); a launch script needs text, so rename the file or directory")
     try:
         return DraftRequest.model_validate(answers)
     except ValidationError as exc:
@@ -89,16 +97,28 @@ def request_from_args(args: argparse.Namespace) -> DraftRequest:
 
 
 def _write_new(path_text: str, text: str, force: bool) -> str | None:
-    """Write text to a file; an error message instead of overwriting or crashing."""
-    path = Path(path_text).expanduser()
-    if path.exists() and not force:
-        return f"{path} exists; pass --force to overwrite it"
-    if path.exists() and not path.is_file():
-        return f"{path} is not a regular file"
+    """Write text to a file; an error message instead of overwriting or crashing.
+
+    A `~user` that does not exist and a name longer than the file system allows are refused with a
+    message before anything is touched; any other OSError becomes a message too.
+    """
     try:
+        path = expand_user(path_text)
+    except PathRefused as exc:
+        return str(exc)
+    too_long = name_length_problem(path)
+    if too_long:
+        return f"cannot write {path_text}: {too_long}"
+    try:
+        if path.exists() and not force:
+            return f"{path} exists; pass --force to overwrite it"
+        if path.exists() and not path.is_file():
+            return f"{path} is not a regular file"
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         return f"cannot write {path}: {exc.strerror or exc}"
+    except ValueError:  # a NUL byte in the name
+        return f"cannot write {path_text!r}: the name contains a NUL byte"
     return None
 
 
@@ -106,23 +126,41 @@ def handle_draft(args: argparse.Namespace) -> int:
     try:
         request = request_from_args(args)
     except ValueError as exc:
-        print(f"slime-assistant draft: {exc}", file=sys.stderr)
+        say(f"slime-assistant draft: {exc}")
         return EXIT_USAGE
     draft: Draft = draft_launch_script(request)
-    if draft.findings:
-        print(render_text(draft.findings), file=sys.stderr)
+    as_json = getattr(args, "output_format", "text") == "json"
+    if draft.findings and not as_json:
+        say(render_text(draft.findings))
     if not draft.script:
-        print("No draft: fix the errors above.", file=sys.stderr)
+        if as_json:
+            write_json(draft_json(draft, None))
+        else:
+            say("No draft: fix the errors above.")
         return EXIT_NOT_READY
     for target, text in ((args.output, draft.script), (args.summary, draft.summary_markdown)):
         if target:
             error = _write_new(target, text, args.force)
             if error:
-                print(f"slime-assistant draft: {error}", file=sys.stderr)
+                say(f"slime-assistant draft: {error}")
                 return EXIT_USAGE
+    if as_json:
+        write_json(draft_json(draft, args.output))
+        return EXIT_READY if draft.ready else EXIT_NOT_READY
     if not args.output:
-        sys.stdout.write(draft.script)
+        write_text(draft.script, end="")
     status = "ready for your review" if draft.ready else "NOT ready (see the findings above)"
     where = f" written to {args.output}" if args.output else ""
-    print(f"Draft{where}: {status}. Nothing was run.", file=sys.stderr)
+    say(f"Draft{where}: {status}. Nothing was run.")
     return EXIT_READY if draft.ready else EXIT_NOT_READY
+
+
+def draft_json(draft: Draft, output: str | None) -> dict:
+    """The JSON reporter: whether the draft is ready, the script text (null when there is no draft), where it
+    was written (null: only here), the markdown configuration summary, the findings and their counts."""
+    return {
+        "workflow": draft.request.kind, "ready": draft.ready, "checked": draft.checked,
+        "filename": draft.filename if draft.script else None, "output": output,
+        "script": draft.script or None, "summary_markdown": draft.summary_markdown or None,
+        "findings": findings_json(draft.findings, JSON_FIELDS), "counts": count_by_severity(draft.findings),
+    }

@@ -12,14 +12,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
-from pathlib import Path
+import os
+import stat
 
+from core.cli.output import say, write_json, write_text
+from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
 from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import ordered_tags
 from core.monitor.sources import SOURCE_NAMES, find_runs, open_run
 from core.monitor.verdicts import Verdict, run_verdicts
 from core.monitor.wandb_proto import WandbProtoUnavailable
+from core.paths import PathRefused, expand_user, file_kind
 
 EXIT_OK = 0
 EXIT_FAILED_VERDICT = 1
@@ -47,35 +50,46 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="event file, .wandb run file, run directory, or directory of runs")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="read every file afresh instead of reusing the parsed logs the app keeps in its cache "
+                             "(the same cache as the Monitor page, under SLIME_ASSISTANT_HOME)")
     parser.set_defaults(func=handle_logs)
 
 
-def collect_runs(paths: list[str]) -> tuple[list[RunData], list[str]]:
-    """Read every run under the given paths; problems with a path become messages, not exceptions."""
+def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None) -> tuple[list[RunData], list[str]]:
+    """Read every run under the given paths; problems with a path become messages, not exceptions.
+
+    Only regular files are read, opened without blocking (core.paths.open_regular); directories are walked
+    without recursion and with bounds (core.monitor.runs.walk_runs), whose notes go to `notes`.
+    """
     runs: list[RunData] = []
     problems: list[str] = []
     for raw in paths:
-        p = Path(raw).expanduser()
         try:
-            if p.is_file() or p.is_dir():
-                found = find_runs(p)
+            p = expand_user(raw)
+            mode = os.stat(p).st_mode
+            if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+                found = find_runs(p, notes=notes)
                 if not found:
                     problems.append(f"{raw}: no event files (names containing 'tfevents') and no W&B run files "
                                     "(*.wandb) in this directory or below")
                     continue
-                read = [open_run(f) for f in found]
-            elif p.exists():
-                problems.append(f"{raw}: not a regular file or directory (a device, pipe or socket); nothing "
-                                "was read from it")
-                continue
-            elif p.is_symlink():
-                problems.append(f"{raw}: a symbolic link whose target does not exist")
-                continue
+                read = [open_run(f, cache=cache) for f in found]
             else:
-                problems.append(f"{raw}: no such file or directory")
+                problems.append(f"{raw}: {file_kind(mode)}, not a regular file or directory; nothing was read "
+                                "from it")
                 continue
-        except OSError as exc:
-            problems.append(f"{raw}: cannot be read ({exc.strerror or exc})")
+        except PathRefused as exc:
+            problems.append(str(exc))
+            continue
+        except FileNotFoundError:
+            dangling = os.path.islink(raw)
+            problems.append(f"{raw}: " + ("a symbolic link whose target does not exist" if dangling
+                                          else "no such file or directory"))
+            continue
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+            reason = getattr(exc, "strerror", None) or str(exc)
+            problems.append(f"{raw}: cannot be read ({reason})")
             continue
         except WandbProtoUnavailable as exc:
             problems.append(f"{raw}: {exc}")
@@ -84,6 +98,21 @@ def collect_runs(paths: list[str]) -> tuple[list[RunData], list[str]]:
             problems.extend(unreadable_parts(run))
         runs.extend(read)
     return runs, problems
+
+
+def open_cache(enabled: bool, notes: list[str]):
+    """The page's own parsed-log cache (the store's bulk cache), or None when disabled or unusable."""
+    if not enabled:
+        return None
+    try:
+        from core.memory.store import Store
+
+        store = Store()
+        notes.extend(n.message for n in store.notices)
+        return store.bulk_cache
+    except Exception as exc:  # noqa: BLE001 - a cache that cannot open only costs speed
+        notes.append(f"the cache could not be opened ({type(exc).__name__}); logs were read without it")
+        return None
 
 
 def unreadable_parts(run: RunData) -> list[str]:
@@ -149,9 +178,13 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
         if f.lost_vs_tbparse:
             lines.append(f"   ! {f.name}: {f.lost_vs_tbparse} scalar(s) read past damage (tbparse would stop "
                          "before them)")
-    for r in restart_summary(run):
+    restarts = restart_summary(run)
+    for r in restarts[:MAX_RESTARTS_LISTED]:
         lines.append(f"   restart: {r['file']} went back to step {r['step']} ({r['tags']} tag(s), "
                      f"{r['replaced']} older point(s) replaced)")
+    if len(restarts) > MAX_RESTARTS_LISTED:
+        lines.append(f"   ... and {len(restarts) - MAX_RESTARTS_LISTED} more restarts ({len(restarts)} in all; "
+                     "--format json lists every one)")
     lines.append("   tags:")
     width = max((len(t) for t in run.tags), default=10)
     for tag in ordered_tags(run.tags):
@@ -162,7 +195,7 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
     for v in verdicts:
         lines.append(f"     {STATUS_MARK[v.status]} {v.code} {v.title}: {v.message}")
         if v.evidence:
-            shown = ", ".join(f"{k}={_short(val)}" for k, val in v.evidence.items())
+            shown = "; ".join(f"{row['what']} {row['value']}" for row in evidence_rows(v.evidence))
             lines.append(f"             evidence: {shown}")
         if v.fix and v.status in ("warn", "fail"):
             lines.append(f"             adjust: {v.fix}")
@@ -171,29 +204,29 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
     return "\n".join(lines)
 
 
-def _short(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    text = str(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def handle_logs(args: argparse.Namespace) -> int:
-    runs, problems = collect_runs(args.paths)
+    notes: list[str] = []
+    cache = open_cache(not args.no_cache, notes)
+    runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
     results = [(run, run_verdicts(run)) for run in runs]
     code = exit_code(results, problems)
     if args.format == "json":
         payload = {"runs": [_finite_json(run_to_json(r, v)) for r, v in results], "exit_code": code}
         if problems:
             payload["problems"] = problems
-        print(json.dumps(payload, indent=2, allow_nan=False, default=_json_default))
+        if notes:
+            payload["notes"] = notes
+        write_json(json.dumps(payload, indent=2, allow_nan=False, ensure_ascii=False, default=_json_default))
     else:
         for problem in problems:
-            print(f"error: {problem}", file=sys.stderr)
-        print("\n\n".join(render_run_text(r, v) for r, v in results))
+            say(f"error: {problem}")
+        for note in notes:
+            say(f"note: {note}")
+        if results:
+            write_text("\n\n".join(render_run_text(r, v) for r, v in results))
         for run, verdicts in results:
             if run.scalar_count() and all(v.status == "unknown" for v in verdicts):
-                print(f"note: {run.path}: no check had enough data to judge this run", file=sys.stderr)
+                say(f"note: {run.path}: no check had enough data to judge this run")
     return code
 
 

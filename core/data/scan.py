@@ -46,6 +46,7 @@ from core.data.rules import (
     split_row_slice,
 )
 from core.findings import Finding, Severity, findings_json, render_text, sort_and_dedupe
+from core.paths import NotRegularFile, open_regular
 
 CARD = "data-formats"
 MAX_LINE_BYTES = 8 * 1024 * 1024  # lines longer than this are reported, not parsed
@@ -699,8 +700,13 @@ class _Checker:
                                                      "was not checked."), None)
             self.summary.complete = False
             return
+        import pyarrow as pa
+
+        native = None
+        parquet = None
         try:
-            parquet = pq.ParquetFile(source)
+            native = arrow_native_file(source)
+            parquet = pq.ParquetFile(native, pre_buffer=False)
             total = parquet.metadata.num_rows
             rowno = 0
             for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, use_threads=False):
@@ -710,8 +716,13 @@ class _Checker:
                 if self.progress is not None:
                     self.progress(min(rowno / total, 1.0) if total else 1.0, f"{rowno} of {total} rows")
             self.summary.lines = rowno
-        except (OSError, ValueError, TypeError) as exc:  # pyarrow's errors derive from these
+        except (OSError, ValueError, TypeError, pa.ArrowException) as exc:  # every pyarrow error
             self.stop_at_start(Problem("parquet-unreadable", f"pyarrow cannot read it: {exc}"), None)
+        finally:
+            for handle in (parquet, native):
+                if handle is not None:
+                    handle.close()
+
 
     # -- summary ----------------------------------------------------------------------------------------
     def finish(self, started: float) -> DataReport:
@@ -900,12 +911,16 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
         raise CheckError(f"Nothing exists at {real}.") from None
     except OSError as exc:
         raise CheckError(f"{real} cannot be read: {exc.strerror or exc}.") from None
+    except ValueError:
+        raise CheckError("That path contains a NUL byte; no file has such a name.") from None
     if stat.S_ISDIR(info.st_mode):
         raise CheckError(f"{real} is a directory; give the data file inside it.")
     if not stat.S_ISREG(info.st_mode):
         raise CheckError(f"{real} is not a regular file (a device, pipe or socket); give a data file.")
     try:
-        stream = open(target, "rb")  # noqa: SIM115 - closed below
+        stream = open_regular(target)  # the one rule: regular files only, opened without blocking
+    except NotRegularFile as exc:
+        raise CheckError(f"{real} is {exc.strerror}.") from None
     except OSError as exc:
         raise CheckError(f"{real} cannot be opened: {exc.strerror or exc}.") from None
     with stream:
@@ -971,3 +986,26 @@ def render_report_text(report: DataReport) -> str:
                                else "no row slime would skip or crash on" if s.complete
                                else "the check could not finish"))
     return "\n".join(lines)
+
+
+def arrow_native_file(source: Any):
+    """A pyarrow file that reads without Python: a damaged parquet file can then never abort the process.
+
+    Handing pyarrow a Python file object makes its I/O threads call back into Python for every read; with
+    its default pre-buffering, reads still in flight when an error ends the scan run into the interpreter's
+    shutdown and the process dies with SIGABRT ("terminate called without an active exception"). So the
+    file is reopened natively (through /proc/self/fd, the very file already opened and checked) or, where
+    that is not possible (an in-memory upload), wrapped as a pyarrow buffer; pre-buffering is turned off by
+    the caller too.
+    """
+    import pyarrow as pa
+
+    try:
+        fd = source.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = None
+    if fd is not None and os.path.exists(f"/proc/self/fd/{fd}"):
+        return pa.OSFile(f"/proc/self/fd/{fd}")
+    getbuffer = getattr(source, "getbuffer", None)
+    data = bytes(getbuffer()) if getbuffer is not None else source.read()
+    return pa.BufferReader(data)

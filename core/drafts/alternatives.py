@@ -15,8 +15,8 @@ from core.pins import SLIME_SHORT, slime_source
 
 CARD = "alternatives"
 
-MILES_README = "https://github.com/radixark/miles/blob/a71ed70138449403263d1930c4252b430481f216/README.md"
-MILES_README_ALT = "https://github.com/radixark/miles/blob/0095e39250e4770061016af634a0be559b445b17/README.md"
+# miles' README at 778227d6 (2026-08-21), its last main-branch commit no later than our slime pin.
+MILES_README = "https://github.com/radixark/miles/blob/778227d6d7cf7b581d1eb07910c873516b6baca9/README.md"
 VERL_README = "https://github.com/volcengine/verl/blob/34fa0aa4507c60feef6e63fde4f01836cc6a62e7/README.md"
 TORCHFORGE_README = ("https://github.com/meta-pytorch/torchforge/blob/008fad81337d1a205aea043385141b24d3699a7d/"
                      "README.md")
@@ -52,15 +52,14 @@ class Alternative(BaseModel):
 ALTERNATIVES: dict[str, Alternative] = {
     "miles": Alternative(
         id="miles", name="miles", url="https://github.com/radixark/miles",
-        scope=("A fork of slime by RadixArk that keeps slime's Megatron + SGLang design and argument layout and "
-               "adds enterprise-oriented work: large-MoE stability, low-precision (FP8) training, new hardware, "
-               "operational and deployment tooling. slime's own README describes it as built on slime and "
-               "closely aligned with slime's upstream development; its README also announces an FSDP2 "
-               "training backend (2025/12)."),
-        maturity=("Launched in November 2025 per its README, which also says it is under active development "
-                  "and that commands and examples may change. Neither README promises a support contract; "
-                  "ask the maintainers what support they offer."),
-        sources=[slime_source("README.md", 120), MILES_README, MILES_README_ALT],
+        scope=("A fork of slime by RadixArk (its README's acknowledgment says so) that keeps the Megatron-LM + "
+               "SGLang pairing and aims at large-scale, production post-training: its README at the pinned "
+               "commit lists MXFP8/NVFP4 low-precision RL, LoRA, token-in-token-out (TITO), routing replay (R3) "
+               "and an FSDP2 backend for training a Hugging Face model as it is, while its recipes and largest "
+               "models stay on Megatron-LM."),
+        maturity=("Its README announces a v0.1 release in August 2026 and has its own documentation site. "
+                  "Neither README promises a support contract; ask the maintainers what support they offer."),
+        sources=[slime_source("README.md", 120), MILES_README],
     ),
     "verl": Alternative(
         id="verl", name="verl", url="https://github.com/volcengine/verl",

@@ -59,6 +59,22 @@ _WORKFLOW_TITLES = {"grpo": "GRPO setup", "async": "Async training", "multi_turn
                     "monitor": "Monitor training"}
 
 
+class NoPickleDisk(diskcache.Disk):
+    """diskcache storage that never unpickles: a row stored as a pickle is refused on read (ValueError), and
+    values other than bytes, text and numbers are refused on write. Used for the parsed-log cache (`Store.bulk_cache`), so that
+    whoever can write its directory cannot make the app run code."""
+
+    def store(self, value, read, key=diskcache.core.UNKNOWN):
+        if not read and not isinstance(value, bytes | str | int | float):
+            raise TypeError(f"{type(value).__name__} would be pickled; store bytes or text")
+        return super().store(value, read, key=key)
+
+    def fetch(self, mode, filename, value, read):
+        if mode == diskcache.core.MODE_PICKLE:
+            raise ValueError("a pickled cache entry was refused")
+        return super().fetch(mode, filename, value, read)
+
+
 def default_store_dir() -> Path:
     """$SLIME_ASSISTANT_HOME, else $XDG_CACHE_HOME/slime-assistant, else ~/.cache/slime-assistant."""
     if os.environ.get(ENV_HOME):
@@ -451,11 +467,11 @@ class Store:
         if self._bulk is None:
             directory = Path(self._cache.directory) / "bulk"
             try:
-                self._bulk = diskcache.Cache(str(directory), size_limit=BULK_CACHE_BYTES,
+                self._bulk = diskcache.Cache(str(directory), disk=NoPickleDisk, size_limit=BULK_CACHE_BYTES,
                                              eviction_policy="least-recently-used")
             except (sqlite3.DatabaseError, OSError):
                 shutil.rmtree(directory, ignore_errors=True)  # only re-derivable data lives here
-                self._bulk = diskcache.Cache(str(directory), size_limit=BULK_CACHE_BYTES,
+                self._bulk = diskcache.Cache(str(directory), disk=NoPickleDisk, size_limit=BULK_CACHE_BYTES,
                                              eviction_policy="least-recently-used")
         return self._bulk
 

@@ -186,15 +186,21 @@ def unpack_zip(zip_bytes_path: Path, workdir: Path) -> Unpacked:
         for info in infos:
             reason = _refusal(info, dest)
             if reason:
-                out.notices.append(UnpackNotice(level="warning", message=f"Skipped {info.filename!r}: {reason}."))
+                out.notices.append(UnpackNotice(level="warning", message=f"Skipped {_shown_member(info.filename)}: {reason}."))
                 continue
             if info.is_dir():
                 continue
-            target = (dest / _member_path(info.filename)).resolve()
-            target.parent.mkdir(parents=True, exist_ok=True)
+            target = dest / _member_path(info.filename)
+            reason = _clash(target, dest)
+            if reason:
+                out.notices.append(UnpackNotice(level="warning", message=f"Skipped {_shown_member(info.filename)}: {reason}."))
+                continue
             size = 0
+            created = False
             try:
-                with zf.open(info) as src, open(target, "wb") as dst:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(target, "xb") as dst:
+                    created = True
                     while True:
                         chunk = src.read(1 << 20)
                         if not chunk:
@@ -204,16 +210,54 @@ def unpack_zip(zip_bytes_path: Path, workdir: Path) -> Unpacked:
                         if size > info.file_size or size > MAX_MEMBER_BYTES or written > MAX_TOTAL_BYTES:
                             raise ValueError("it unpacks to more than the archive declares or the limit allows")
                         dst.write(chunk)
-            except (ValueError, zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-                target.unlink(missing_ok=True)
-                out.notices.append(UnpackNotice(level="warning", message=f"Skipped {info.filename!r}: {exc}."))
+            except (ValueError, zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
+                if created:
+                    _discard(target)
+                why = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+                out.notices.append(UnpackNotice(level="warning", message=f"Skipped {_shown_member(info.filename)}: {why}."))
                 continue
             out.files.append(str(target))
     return out
 
 
+def _shown_member(name: str, limit: int = 120) -> str:
+    """A member name for a message: quoted, and shortened in the middle when long."""
+    if len(name) > limit:
+        name = f"{name[:limit // 2]}...{name[-limit // 2:]}"
+    return repr(name)
+
+
+def _clash(target: Path, dest: Path) -> str | None:
+    """Why `target` cannot be written without replacing something extracted before (None when it can)."""
+    for parent in reversed(target.relative_to(dest).parents[:-1]):
+        where = dest / parent
+        if where.exists() and not where.is_dir():
+            return f"an earlier member is a file named {parent.as_posix()!r}, where this one needs a folder"
+    if target.is_dir():
+        return "an earlier member made a folder of the same name"
+    if target.exists():
+        return "an earlier member has the same name (only the first is extracted)"
+    return None
+
+
+def _discard(target: Path) -> None:
+    """Remove a partly written member file; never a directory, and never raising."""
+    try:
+        if target.is_file() and not target.is_symlink():
+            target.unlink()
+    except OSError:
+        pass
+
+
+MAX_MEMBER_DEPTH = 32
+MAX_MEMBER_NAME = 200
+MAX_MEMBER_PATH = 1024
+
+
 def _member_path(name: str) -> PurePosixPath:
-    return PurePosixPath(*[SAFE_CHARS.sub("_", p) for p in PurePosixPath(name.replace("\\", "/")).parts])
+    """The member's path with odd characters replaced and '.' parts dropped (may be empty)."""
+    parts = [SAFE_CHARS.sub("_", p) for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("", ".")]
+    return PurePosixPath(*parts)
 
 
 def _refusal(info: zipfile.ZipInfo, dest: Path) -> str | None:
@@ -223,6 +267,16 @@ def _refusal(info: zipfile.ZipInfo, dest: Path) -> str | None:
         return "absolute paths are not extracted"
     if any(p == ".." for p in parts):
         return "'..' in the path would leave the extraction directory"
+    clean = _member_path(name)
+    if not clean.parts:
+        return None if info.is_dir() else "it names no file (only '.' or '/')"
+    if len(clean.parts) > MAX_MEMBER_DEPTH:
+        return f"its path is {len(clean.parts)} folders deep; at most {MAX_MEMBER_DEPTH} are extracted"
+    longest = max(len(p) for p in clean.parts)
+    if longest > MAX_MEMBER_NAME:
+        return f"a name in its path is {longest} characters long; at most {MAX_MEMBER_NAME} are extracted"
+    if len(str(clean)) > MAX_MEMBER_PATH:
+        return f"its path is {len(str(clean))} characters long; at most {MAX_MEMBER_PATH} are extracted"
     mode = info.external_attr >> 16
     if mode and (stat.S_ISLNK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)
                  or stat.S_ISSOCK(mode)):

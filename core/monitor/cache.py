@@ -1,4 +1,4 @@
-"""Re-opening runs fast: scans of event files kept in diskcache, keyed by the file's identity.
+"""Re-opening runs fast: scans of event files kept in diskcache, keyed by the file's identity, as data.
 
 The key is (path, size, modification time). When a file has only grown since it was cached (a run still
 being written), only the appended bytes are read and joined to the cached scan. Entries written here carry
@@ -8,26 +8,34 @@ the prefix `monitor:` and are trimmed to a byte budget so that they never crowd 
 from __future__ import annotations
 
 import hashlib
-import pickle
+import json
+import os
 from pathlib import Path
 
 import diskcache
 
+from core.monitor import blob
 from core.monitor.events import FileScan, merge_appended, scan_event_bytes
+from core.paths import open_regular
 
 PREFIX = "monitor:"
-SCHEMA = 1
+SCHEMA = 3
 BUDGET_BYTES = 400 * 1024 * 1024
 TAIL_CHECK = 4096  # bytes before the cached end that must be unchanged for an append-only re-read
 _INDEX_KEY = f"{PREFIX}index"
 
 
+def path_id(path: str) -> str:
+    """A key-safe name for a path: any file name (even bytes that are not UTF-8) gives a plain ASCII key."""
+    return hashlib.blake2b(os.fsencode(path), digest_size=16).hexdigest()
+
+
 def scan_key(path: str, size: int, mtime_ns: int) -> str:
-    return f"{PREFIX}scan:v{SCHEMA}:{path}:{size}:{mtime_ns}"
+    return f"{PREFIX}scan:v{SCHEMA}:{path_id(path)}:{size}:{mtime_ns}"
 
 
 def _latest_key(path: str) -> str:
-    return f"{PREFIX}latest:v{SCHEMA}:{path}"
+    return f"{PREFIX}latest:v{SCHEMA}:{path_id(path)}"
 
 
 def _digest(data: bytes) -> str:
@@ -37,17 +45,18 @@ def _digest(data: bytes) -> str:
 def read_scan(path: str | Path, cache: diskcache.Cache | None = None, *, on_progress=None) -> tuple[FileScan, str]:
     """The scan of one event file and how it was obtained: "cached", "appended" or "read"."""
     p = Path(path)
-    st = p.stat()
-    key = scan_key(str(p), st.st_size, st.st_mtime_ns)
-    if cache is not None:
-        hit = _load(cache, key)
-        if hit is not None:
-            return hit, "cached"
-    data = p.read_bytes()
+    with open_regular(p) as fh:  # regular files only, opened without blocking
+        st = os.fstat(fh.fileno())
+        key = scan_key(str(p), st.st_size, st.st_mtime_ns)
+        if cache is not None:
+            hit = _load(cache, key)
+            if hit is not None:
+                return hit, "cached"
+        data = fh.read()
     how = "read"
     scan: FileScan | None = None
     if cache is not None:
-        latest = cache.get(_latest_key(str(p)))
+        latest = get_json(cache, _latest_key(str(p)))
         if isinstance(latest, dict) and latest.get("size", 0) < len(data):
             old = _load(cache, latest.get("key", ""))
             end = old.clean_end if old is not None else 0
@@ -62,8 +71,8 @@ def read_scan(path: str | Path, cache: diskcache.Cache | None = None, *, on_prog
     if cache is not None:
         _store(cache, key, scan)
         lo = max(0, scan.clean_end - TAIL_CHECK)
-        cache.set(_latest_key(str(p)), {"key": key, "size": st.st_size,
-                                        "tail_digest": _digest(data[lo:scan.clean_end])})
+        set_json(cache, _latest_key(str(p)), {"key": key, "size": st.st_size,
+                                              "tail_digest": _digest(data[lo:scan.clean_end])})
     return scan, how
 
 
@@ -77,35 +86,59 @@ def _store(cache: diskcache.Cache, key: str, scan: FileScan) -> None:
 
 def run_key(identities: list[tuple[str, int, int]]) -> str:
     """Key of a whole run's stitched result: the identities (path, size, mtime) of all its files."""
-    digest = hashlib.blake2b(repr(sorted(identities)).encode(), digest_size=16).hexdigest()
+    digest = hashlib.blake2b(repr(sorted(identities)).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     return f"{PREFIX}run:v{SCHEMA}:{digest}"
 
 
 def load_blob(cache: diskcache.Cache, key: str, kind: type):
-    """A pickled object written by `store_blob`, or None when missing, damaged or of another kind."""
+    """An object written by `store_blob`, or None when missing, damaged, unsafe or of another kind.
+
+    Blobs are data (core.monitor.blob), never pickles: write access to the cache is not code execution."""
     try:
         raw = cache.get(key)
-    except Exception:  # noqa: BLE001 - a damaged cache entry is simply a miss
+    except Exception:  # noqa: BLE001 - a damaged or refused cache entry is simply a miss
         return None
     if not isinstance(raw, bytes):
         return None
     try:
-        obj = pickle.loads(raw)
-    except Exception:  # noqa: BLE001
+        obj = blob.loads(raw)
+    except Exception:  # noqa: BLE001 - not a blob we wrote: a miss
         return None
     return obj if isinstance(obj, kind) else None
 
 
 def store_blob(cache: diskcache.Cache, key: str, obj) -> None:
-    """Pickle and store, then trim this module's entries (oldest first) to the byte budget."""
-    blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    cache.set(key, blob)
+    """Store an object as a blob, then trim this module's entries (oldest first) to the byte budget."""
+    try:
+        data = blob.dumps(obj)
+    except blob.BlobError:
+        return  # not plain data: simply not cached
+    cache.set(key, data)
     with cache.transact():
-        index = cache.get(_INDEX_KEY) or []
-        index = [(k, n) for k, n in index if k != key] + [(key, len(blob))]
+        index = get_json(cache, _INDEX_KEY)
+        index = [(k, n) for k, n in (index if isinstance(index, list) else []) if k != key] + [(key, len(data))]
         total = sum(n for _, n in index)
         while index and total > BUDGET_BYTES:
             old_key, n = index.pop(0)
             cache.delete(old_key)
             total -= n
-        cache.set(_INDEX_KEY, index)
+        set_json(cache, _INDEX_KEY, index)
+
+
+def get_json(cache: diskcache.Cache, key: str):
+    """A value written by `set_json` (None when missing or not JSON); diskcache stores it as text."""
+    try:
+        raw = cache.get(key)
+    except Exception:  # noqa: BLE001
+        return None
+    if not isinstance(raw, str):
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def set_json(cache: diskcache.Cache, key: str, value) -> None:
+    """Store a small JSON value as text (a dict or list given to diskcache would be pickled)."""
+    cache.set(key, json.dumps(value))

@@ -1,10 +1,11 @@
-"""Masked CRC-32C of TFRecord frames, computed for many records at once with numpy.
+"""Masked CRC-32C of TFRecord frames, for many records at once, at memory speed.
 
 TFRecord framing (the format TensorBoard event files use) protects each record's 8-byte length and its
-payload with a *masked* CRC-32C. Checking it one record at a time in pure Python is what makes the
-stock reader slow when TensorFlow is absent, so here the table-driven CRC runs over a whole batch of
-records in lock-step: one numpy pass per byte position, with shorter records dropping out as their
-bytes run out. No compiled dependency is needed.
+payload with a *masked* CRC-32C, and every record's checksum is verified. The `crc32c` package (a C
+implementation with hardware CRC instructions, a runtime dependency) does it at gigabytes per second, so a
+20 MB image record costs milliseconds. Only when that package is missing does the fallback run: the
+table-driven CRC over a whole batch of records in lock-step, one numpy pass per byte position, which is
+fine for ~100-byte scalar records but slow (about 150 KB/s) on a single large one.
 """
 
 from __future__ import annotations
@@ -42,8 +43,33 @@ def mask(crc: np.ndarray) -> np.ndarray:
     return ((rotated + np.uint64(MASK_DELTA)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
-def masked_crc32c_many(buffer: np.ndarray, offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Masked CRC-32C of buffer[offsets[i] : offsets[i] + lengths[i]] for every i (uint8 buffer)."""
+def _c_crc32c():
+    """The C implementation's function, or None when the `crc32c` package is not installed."""
+    try:
+        from crc32c import crc32c
+    except ImportError:
+        return None
+    return crc32c
+
+
+def masked_crc32c_many(buffer: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, *,
+                       use_c: bool = True) -> np.ndarray:
+    """Masked CRC-32C of buffer[offsets[i] : offsets[i] + lengths[i]] for every i (uint8 buffer).
+
+    Uses the `crc32c` package when installed (and `use_c`), else the numpy lock-step fallback.
+    """
+    c_crc = _c_crc32c() if use_c else None
+    if c_crc is not None:
+        view = memoryview(buffer)
+        count = len(offsets)
+        raw = np.fromiter((c_crc(view[o:o + n]) for o, n in zip(offsets.tolist(), lengths.tolist(), strict=True)),
+                          dtype=np.uint32, count=count)
+        return mask(raw)
+    return _masked_crc32c_lockstep(buffer, offsets, lengths)
+
+
+def _masked_crc32c_lockstep(buffer: np.ndarray, offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The numpy fallback: all records in lock-step, longest first."""
     table = crc_table()
     count = len(offsets)
     if count == 0:

@@ -16,6 +16,7 @@ Every skipped byte range is reported as a `Damage` with what it cost.
 
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from core.monitor.crc import crc_table, mask, masked_crc32c_many
+from core.paths import open_regular
 
 HEADER = 12  # 8 length bytes + 4 CRC bytes
 FOOTER = 4
@@ -140,7 +142,7 @@ def scan_event_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
         offs = np.asarray(offsets, dtype=np.int64)
         lens = np.asarray(lengths, dtype=np.int64)
         if len(offs):
-            header_ok = masked_crc32c_many(buf, offs, np.full(len(offs), 8)) == _u32_le(buf, offs + 8)
+            header_ok = masked_crc32c_many(buf, offs, np.full(len(offs), 8), use_c=False) == _u32_le(buf, offs + 8)
             bad_header = np.flatnonzero(~header_ok)
             cut = int(bad_header[0]) if len(bad_header) else len(offs)
             offs, lens = offs[:cut], lens[:cut]
@@ -290,8 +292,9 @@ def _parse_file_version(text: str) -> float:
 def scan_event_file(path: str | Path, *, on_progress=None) -> FileScan:
     """Read one event file from disk (see `scan_event_bytes`)."""
     p = Path(path)
-    st = p.stat()
-    data = p.read_bytes()
+    with open_regular(p) as fh:  # regular files only, opened without blocking
+        st = os.fstat(fh.fileno())
+        data = fh.read()
     return scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, on_progress=on_progress)
 
 
@@ -356,20 +359,52 @@ def accumulator_keep_mask(scan: FileScan, *, compatible: bool) -> np.ndarray:
             return keep
     scalar_steps = scan.steps[:n_scalars]
     scalar_tags = scan.tag_ids[:n_scalars]
+    firsts = scan.event_first[:n_events]
+    if v2:
+        # a START at step s drops every earlier scalar (index < its first) with step >= s: keep a scalar iff
+        # its step is below the smallest START step among the STARTs after it (suffix minimum, O(n))
+        starts = np.flatnonzero(kinds == KIND_START)
+        limit = np.full(n_scalars + 1, np.iinfo(np.int64).max, dtype=np.int64)
+        where = firsts[starts] - 1
+        ok = where >= 0
+        np.minimum.at(limit, where[ok], steps[starts][ok])
+        limit = np.minimum.accumulate(limit[::-1])[::-1]
+        return scalar_steps < limit[:n_scalars]
+    # without file_version 2: an event whose step is below the most recent step purges the earlier values of
+    # its own tags with step >= its step. Which events purge depends only on the event order; the purge itself
+    # is a per-tag suffix minimum, so the cost is O(n log n) whatever the order of steps.
+    purging = np.zeros(n_events, dtype=bool)
     most_recent = -1
-    for e in range(n_events):
-        kind = int(kinds[e])
-        step = int(steps[e])
-        first = int(scan.event_first[e])
-        count = int(scan.event_counts[e])
-        if v2:
-            if kind == KIND_START:
-                keep[:first] &= scalar_steps[:first] < step
+    for e, (kind, step) in enumerate(zip(kinds.tolist(), steps.tolist(), strict=True)):
+        if step < most_recent and kind == KIND_SUMMARY:
+            purging[e] = True
         else:
-            if step < most_recent and kind == KIND_SUMMARY:
-                for tid in set(scalar_tags[first:first + count].tolist()):
-                    sel = np.flatnonzero(scalar_tags[:first] == tid)
-                    keep[sel[scalar_steps[sel] >= step]] = False
-            else:
-                most_recent = step
+            most_recent = step
+    if not purging.any():
+        return keep
+    counts = scan.event_counts[:n_events]
+    purge_events = np.flatnonzero(purging & (counts > 0))
+    # one (tag, last index it reaches, step) entry per scalar of a purging event
+    idx = np.concatenate([np.arange(firsts[e], firsts[e] + counts[e]) for e in purge_events.tolist()]) \
+        if len(purge_events) else np.zeros(0, np.int64)
+    entry_tags = scalar_tags[idx]
+    entry_reach = np.repeat(firsts[purge_events] - 1, counts[purge_events])
+    entry_steps = np.repeat(steps[purge_events], counts[purge_events])
+    order_s = np.argsort(scalar_tags, kind="stable")
+    tag_bounds = np.flatnonzero(np.diff(scalar_tags[order_s])) + 1
+    scalar_groups = {int(scalar_tags[g[0]]): g for g in np.split(order_s, tag_bounds) if len(g)}
+    for tid in np.unique(entry_tags).tolist():
+        sel = entry_tags == tid
+        reach, limit_steps = entry_reach[sel], entry_steps[sel]
+        order = np.argsort(reach, kind="stable")
+        reach, limit_steps = reach[order], limit_steps[order]
+        suffix_min = np.minimum.accumulate(limit_steps[::-1])[::-1]
+        members = scalar_groups.get(tid)
+        if members is None:
+            continue
+        first_reaching = np.searchsorted(reach, members, side="left")  # entries with reach >= index
+        has = first_reaching < len(reach)
+        dropped = np.zeros(len(members), dtype=bool)
+        dropped[has] = scalar_steps[members[has]] >= suffix_min[first_reaching[has]]
+        keep[members[dropped]] = False
     return keep

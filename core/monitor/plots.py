@@ -12,6 +12,7 @@ from core.monitor.views import X_AXIS_LABELS, RolloutAlignment, XAxis, x_values
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 WEBGL_ABOVE = 5000
+MAX_RESTART_MARKS = 20  # per run and tag; every restart is still listed among the read findings
 
 
 def plot_text(text: str) -> str:
@@ -54,9 +55,8 @@ def scalar_figure(runs: list[RunData], tag: str, *, axis: XAxis, weight: float, 
             hovertemplate=(f"{label}<br>step %{{customdata[0]}}<br>value %{{customdata[1]}}"
                            "<br>smoothed %{y:.6g}<br>x %{x}<extra></extra>")))
         if mark_restarts and axis in (XAxis.STEP, XAxis.ROLLOUT):
-            for mark in run.restarts:
-                if mark.tag != tag:
-                    continue
+            # each mark is a shape plotly draws one by one: a file with thousands of restarts shows the first few
+            for mark in [m for m in run.restarts if m.tag == tag][:MAX_RESTART_MARKS]:
                 xs = x_values(type(s)(tag=tag, steps=np.array([mark.step]), values=np.array([0.0]),
                                       wall_times=np.array([mark.wall_time]), files=np.array([0])),
                               axis, run, alignments[run.name])

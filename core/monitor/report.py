@@ -7,6 +7,7 @@ from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import REWARD_TAGS, SRC_TB
 from core.monitor.verdicts import Verdict
 
+MAX_RESTARTS_LISTED = 20
 TBPARSE_NOTE = ("tbparse (through TensorBoard's Python reader) stops at the first damaged record of a file; "
                 "this reader drops only what is damaged and reads on.")
 
@@ -43,11 +44,18 @@ def read_findings(run: RunData) -> list[Finding]:
                                         "(histograms, text, tensors, media) are not plotted here; "
                                         + ("W&B shows them." if run.source == "wandb" else
                                            "tbparse or TensorBoard reads them."))))
-    for r in restart_summary(run):
+    restarts = restart_summary(run)
+    for r in restarts[:MAX_RESTARTS_LISTED]:
         out.append(Finding(code="MON110", severity=Severity.INFO, card="monitoring",
                            message=(f"{run.name}: restart in {r['file']} back to step {r['step']}: {r['replaced']} "
                                     f"older point(s) in {r['tags']} tag(s) replaced by the newer values, as "
                                     "TensorBoard does.")))
+    if len(restarts) > MAX_RESTARTS_LISTED:
+        out.append(Finding(code="MON111", severity=Severity.WARNING, card="monitoring",
+                           message=(f"{run.name}: {len(restarts) - MAX_RESTARTS_LISTED} more restarts after the "
+                                    f"{MAX_RESTARTS_LISTED} listed ({len(restarts)} in all): steps go back again and "
+                                    "again, which a slime run resumed from checkpoints does not do; are several "
+                                    "runs logging into one directory?")))
     if run.files and not any(t in run.series for t in REWARD_TAGS):
         out.append(Finding(code="MON120", severity=Severity.WARNING, card="monitoring", source=SRC_TB,
                            message=(f"{run.name}: no reward curve (rollout/raw_reward). Either this is not a slime "
@@ -72,3 +80,58 @@ def checklist_text(results: list[tuple[RunData, list[Verdict]]]) -> str:
                 lines.append(f"      adjust: {v.fix}")
         lines.append("")
     return "\n".join(lines).strip() + "\n"
+
+
+EVIDENCE_LABELS = {
+    "tag": "curve", "points": "points", "first_step": "first step", "last_step": "last step",
+    "first_10pct_mean": "mean of the first tenth", "last_10pct_mean": "mean of the last tenth",
+    "theil_sen_slope_per_step": "slope per step (Theil-Sen)", "mann_kendall_z": "trend z (Mann-Kendall)",
+    "ratio_last_to_first": "last tenth / first tenth", "fraction_left": "share left of the start",
+    "level_warn": "warning level", "level_fail": "failure level", "threshold_applied": "threshold applied",
+    "optimizer_steps_per_rollout": "optimizer steps per rollout", "min": "lowest", "max": "highest",
+    "median": "median", "mad": "median absolute deviation", "spike_threshold": "spike threshold",
+    "spike_steps": "spike steps", "spike_values": "spike values", "non_finite_steps": "NaN/inf at steps",
+    "eval_tags": "eval curves", "tags_checked": "curves checked",
+    "wait_time_ratio_median": "median share of the step waiting for rollouts",
+    "rollout_time_median_s": "median rollout time (s)", "train_time_median_s": "median training time (s)",
+    "length_tag": "length curve", "length_first_10pct_mean": "length, first tenth",
+    "length_last_10pct_mean": "length, last tenth", "length_z": "length trend z",
+    "truncation_tag": "truncation curve", "truncation_first_10pct_mean": "truncation, first tenth",
+    "truncation_last_10pct_mean": "truncation, last tenth", "truncation_z": "truncation trend z",
+    "truncation_last_step": "truncation, last step",
+}
+SUFFIX_LABELS = {"first": "first value", "last": "last value", "z": "trend z (Mann-Kendall)", "steps": "steps",
+                 "median": "median"}
+MAX_LISTED = 10
+
+
+def evidence_value(value) -> str:
+    """One evidence value as short text: numbers to 4 significant digits, lists shortened."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "none"
+        shown = ", ".join(evidence_value(v) for v in value[:MAX_LISTED])
+        return shown + (f" (and {len(value) - MAX_LISTED} more)" if len(value) > MAX_LISTED else "")
+    text = str(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def evidence_label(key: str) -> str:
+    """A verdict's evidence key in words ('eval/aime:z' -> 'eval/aime: trend z (Mann-Kendall)')."""
+    if key in EVIDENCE_LABELS:
+        return EVIDENCE_LABELS[key]
+    head, sep, tail = key.rpartition(":")
+    if sep and tail in SUFFIX_LABELS:
+        return f"{head}: {SUFFIX_LABELS[tail]}"
+    return key.replace("_", " ")
+
+
+def evidence_rows(evidence: dict) -> list[dict[str, str]]:
+    """A verdict's evidence as a small two-column table (what, value), in the verdict's order."""
+    return [{"what": evidence_label(k), "value": evidence_value(v)} for k, v in evidence.items()]

@@ -14,7 +14,7 @@ steps after its checkpoint, and the newer values win). Each replacement is repor
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -109,18 +109,73 @@ def list_event_files(run_dir: Path) -> list[Path]:
     return out
 
 
+MAX_DEPTH = 32  # slime writes tensorboard_log/<project>/<experiment>: a few levels, never dozens
+
+
 def discover_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED) -> list[Path]:
     """Directories under `root` (itself included) that directly hold event files; links are not followed."""
+    return walk_runs(root, max_dirs=max_dirs)[0]
+
+
+def walk_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED, max_depth: int = MAX_DEPTH,
+              max_runs: int = MAX_RUNS) -> tuple[list[Path], list[str]]:
+    """Run directories under `root`, and what the walk left out (a message each; empty when nothing was).
+
+    The walk is `iter_dirs`'s (iterative, bounded, links never followed); it also stops once `max_runs`
+    runs are found, and says so.
+    """
     runs: list[Path] = []
-    walked = 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        walked += 1
-        dirnames.sort()
-        if any(is_event_file(f) for f in filenames):
-            runs.append(Path(dirpath))
-        if walked >= max_dirs or len(runs) >= MAX_RUNS:
+    notes: list[str] = []
+    for directory, file_names in iter_dirs(root, max_dirs=max_dirs, max_depth=max_depth, notes=notes):
+        if any(is_event_file(f) for f in file_names):
+            runs.append(directory)
+            if len(runs) >= max_runs:
+                notes.append(f"{root}: stopped at {max_runs} runs; narrow the path to read the others")
+                break
+    return sorted(runs), notes
+
+
+def iter_dirs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED, max_depth: int = MAX_DEPTH,
+              notes: list[str] | None = None) -> Iterator[tuple[Path, list[str]]]:
+    """(directory, names of the non-directory entries in it) for `root` and the directories below it.
+
+    Every directory walk of the monitor goes through here: iterative (no recursion, whatever the depth),
+    in name order, never following links, at most `max_depth` levels below `root` and `max_dirs`
+    directories. Each limit reached, and each directory that cannot be listed, is said in `notes`.
+    """
+    too_deep = unreadable = walked = 0
+    stack: list[tuple[Path, int]] = [(Path(root), 0)]
+    while stack:
+        if walked >= max_dirs:
+            if notes is not None:
+                notes.append(f"{root}: stopped after {max_dirs} directories; runs further on were not looked for")
             break
-    return sorted(runs)
+        directory, depth = stack.pop()
+        walked += 1
+        try:
+            with os.scandir(directory) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            unreadable += 1
+            continue
+        subdirs: list[str] = []
+        files: list[str] = []
+        for entry in listed:
+            try:
+                (subdirs if entry.is_dir(follow_symlinks=False) else files).append(entry.name)
+            except OSError:
+                continue
+        yield directory, files
+        if subdirs and depth >= max_depth:
+            too_deep += 1
+            continue
+        stack.extend((directory / d, depth + 1) for d in reversed(subdirs))
+    if notes is not None and too_deep:
+        notes.append(f"{root}: {too_deep} director{'y' if too_deep == 1 else 'ies'} more than {max_depth} levels "
+                     "down were not entered (slime writes runs a few levels below its log directory)")
+    if notes is not None and unreadable:
+        notes.append(f"{root}: {unreadable} director{'y' if unreadable == 1 else 'ies'} could not be listed "
+                     "(permissions, or a name too long)")
 
 
 def run_label(root: Path, run_dir: Path) -> str:

@@ -47,6 +47,7 @@ SRC_RAW_REWARD = slime_source("slime/ray/rollout.py", 663)
 SRC_LOSS_KEYS = slime_source("slime/backends/megatron_utils/loss.py", 1142)
 SRC_ENTROPY = slime_source("slime/backends/megatron_utils/loss.py", 1112)
 SRC_KL_LOSS = slime_source("slime/backends/megatron_utils/loss.py", 1153)
+SRC_PPO_KL = slime_source("slime/backends/megatron_utils/loss.py", 1033)
 SRC_LOGPROB_DIFF = slime_source("slime/backends/megatron_utils/loss.py", 1136)
 SRC_GRAD_NORM = slime_source("slime/backends/megatron_utils/model.py", 886)
 SRC_TRUNCATED = slime_source("slime/observability/rollout_metrics.py", 55)
@@ -76,17 +77,53 @@ def ordered_tags(tags: list[str]) -> list[str]:
     return sorted(tags, key=key)
 
 
+MAX_FILTER_CHARS = 500
+FILTER_HELP = ("Words separated by spaces or | (a tag matching any of them is shown); each is found anywhere in "
+               "the tag, ignoring case; * stands for any run of characters and ? for one character. Not a "
+               "regular expression.")
+
+
 def filter_tags(tags: list[str], pattern: str) -> tuple[list[str], str | None]:
-    """Tags matching a regular expression (searched anywhere, like TensorBoard's filter); bad regex = message."""
+    """Tags matching the filter (FILTER_HELP): plain substrings with * and ? wildcards, never a regex.
+
+    The user's text is never compiled: matching is a left-to-right scan, at most (tag length x filter
+    length) character comparisons per tag, whatever the filter holds.
+    """
     if not pattern.strip():
         return list(tags), None
-    if len(pattern) > 500:
-        return list(tags), "That filter is longer than 500 characters; showing every tag."
-    try:
-        rx = re.compile(pattern)
-    except re.error as exc:
-        return list(tags), f"That filter is not a valid regular expression ({exc}); showing every tag."
-    return [t for t in tags if rx.search(t)], None
+    if len(pattern) > MAX_FILTER_CHARS:
+        return list(tags), f"That filter is longer than {MAX_FILTER_CHARS} characters; showing every tag."
+    terms = [t for t in re.split(r"[\s|]+", pattern.lower()) if t.strip("*")]
+    if not terms:
+        return list(tags), None
+    return [tag for tag in tags if any(glob_search(term, tag.lower()) for term in terms)], None
+
+
+def glob_search(term: str, text: str) -> bool:
+    """Whether `term` (with * for any characters and ? for one) occurs anywhere in `text`.
+
+    Segments between stars are found leftmost-first in order, which is exact for a pattern free at both
+    ends; no backtracking, so the cost is bounded by len(text) x len(term).
+    """
+    pos = 0
+    for segment in term.split("*"):
+        if not segment:
+            continue
+        found = _find_segment(segment, text, pos)
+        if found < 0:
+            return False
+        pos = found + len(segment)
+    return True
+
+
+def _find_segment(segment: str, text: str, start: int) -> int:
+    if "?" not in segment:
+        return text.find(segment, start)
+    last = len(text) - len(segment)
+    for i in range(start, last + 1):
+        if all(c == "?" or c == text[i + k] for k, c in enumerate(segment)):
+            return i
+    return -1
 
 
 def first_present(tags, candidates) -> str | None:
@@ -94,9 +131,19 @@ def first_present(tags, candidates) -> str | None:
     return next((t for t in candidates if t in present), None)
 
 
+EVAL_DERIVED = re.compile(r"-(truncated_ratio|pass@\d+)$")
+
+
 def eval_score_tags(tags: list[str]) -> list[str]:
-    """`eval/<dataset>` mean-reward tags (not their `-truncated_ratio`, pass@k or per-sample sub-metrics)."""
-    return sorted(t for t in tags if t.startswith("eval/") and "/" not in t[5:] and "-" not in t[5:])
+    """`eval/<dataset>` mean-reward tags, whatever the dataset name (slime's own scripts use `retail-dev`).
+
+    slime logs `eval/{key}` unchanged, beside `eval/{key}-truncated_ratio`, `eval/{key}-pass@{k}` (with
+    --log-passrate) and per-sample metrics under `eval/{key}/`
+    (slime/observability/rollout_metrics.py:232-246@624b824a); only
+    those derived tags are left out.
+    """
+    return sorted(t for t in tags if t.startswith("eval/") and len(t) > 5 and "/" not in t[5:] and t != "eval/step"
+                  and not EVAL_DERIVED.search(t))
 
 
 def infer_steps_per_rollout(rollout_steps, train_steps) -> tuple[int, int, str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from core.monitor.runs import ProgressFn, RunData, discover_runs, is_event_file, read_run, run_label
+from core.monitor.runs import ProgressFn, RunData, is_event_file, read_run, run_label, walk_runs
 from core.monitor.wandb_run import discover_wandb_runs, is_wandb_file, read_wandb_run
 
 SOURCE_NAMES = {"tensorboard": "TensorBoard", "wandb": "W&B"}
@@ -27,14 +27,20 @@ class FoundRun(BaseModel):
     files: list[str] = []
 
 
-def find_runs(root: Path) -> list[FoundRun]:
-    """Every TensorBoard and W&B run at `root` (a file or a directory; links below it are not followed)."""
+def find_runs(root: Path, notes: list[str] | None = None) -> list[FoundRun]:
+    """Every TensorBoard and W&B run at `root` (a file or a directory; links below it are not followed).
+
+    Directories are walked iteratively and within bounds (core.monitor.runs.iter_dirs); what the walk left
+    out is added to `notes`."""
     root = Path(root)
     if root.is_file():
         if is_wandb_file(root.name):
             return [FoundRun(kind="wandb", label=root.name, path=str(root.parent), files=[str(root)])]
         return [FoundRun(kind="tensorboard", label=root.name, path=str(root.parent), files=[str(root)])]
-    found = [FoundRun(kind="tensorboard", label=run_label(root, d), path=str(d)) for d in discover_runs(root)]
+    tb_dirs, walk_notes = walk_runs(root)
+    if notes is not None:
+        notes.extend(walk_notes)
+    found = [FoundRun(kind="tensorboard", label=run_label(root, d), path=str(d)) for d in tb_dirs]
     for group in discover_wandb_runs(root):
         files = [str(f.path) for f in group]
         found.append(FoundRun(kind="wandb", label=_wandb_label(root, group[0].path, group[0].run_id),

@@ -167,6 +167,10 @@ def write_scalar_grid(run_dir: str | Path, steps: int, tags: int, seed: int = 0)
     rng = np.random.default_rng(seed)
     groups = ("rollout", "train", "perf", "eval")
     names = [f"{groups[i % 4]}/metric_{i:03d}" for i in range(tags)]
+    # the tags the checklist reads come first, so the benchmark times every verdict on full-length curves
+    checked = ("rollout/raw_reward", "train/kl_loss", "train/entropy_loss", "train/grad_norm", "eval/aime",
+               "eval/retail-dev", "rollout/truncated_ratio", "perf/wait_time_ratio", "train/loss")
+    names[:len(checked)] = checked[:tags]
     values = rng.normal(size=(steps, tags))
     writer = SummaryWriter(str(run_dir), flush_secs=3600, max_queue=100_000)
     for step in range(steps):

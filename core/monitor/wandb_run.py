@@ -17,17 +17,18 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from core.monitor.cache import load_blob, run_key, scan_key, store_blob
+from core.monitor.cache import get_json, load_blob, path_id, run_key, scan_key, set_json, store_blob
 from core.monitor.events import accumulator_keep_mask
-from core.monitor.runs import MAX_DIRS_WALKED, MAX_RUNS, FileReport, ProgressFn, RunData, stitch
+from core.monitor.runs import MAX_DIRS_WALKED, MAX_RUNS, FileReport, ProgressFn, RunData, iter_dirs, stitch
 from core.monitor.wandb_log import WandbRunInfo, WandbScan, merge_wandb, scan_wandb_bytes
+from core.paths import open_regular
 
 WANDB_SUFFIX = ".wandb"
 RUN_FILE = re.compile(r"^run-(?P<id>.+)\.wandb$")
 RUN_DIR = re.compile(r"^(?P<offline>offline-)?run-(?P<stamp>\d{8}_\d{6})-(?P<rest>.+)$")
 MAX_FILES_PER_RUN = 200
 TAIL_CHECK = 4096
-LATEST_PREFIX = "monitor:wandb-latest:v1:"
+LATEST_PREFIX = "monitor:wandb-latest:v3:"
 
 
 @dataclass
@@ -60,7 +61,8 @@ def describe_file(path: Path) -> WandbFile:
     return WandbFile(path=path, run_id=run_id, stamp=stamp, seq=seq, offline=offline)
 
 
-def discover_wandb_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED) -> list[list[WandbFile]]:
+def discover_wandb_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED,
+                        notes: list[str] | None = None) -> list[list[WandbFile]]:
     """The W&B runs under `root` (itself included): run files grouped by run id, each group in start order.
 
     A run's files sit in sibling directories (`wandb/run-*-<id>/`), so the id is taken together with the
@@ -68,10 +70,9 @@ def discover_wandb_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED) -> list[
     `latest-run` link would count a run twice)."""
     groups: dict[tuple[str, str], list[WandbFile]] = {}
     walked = 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for dirpath, filenames in iter_dirs(root, max_dirs=max_dirs, notes=notes):  # iterative and bounded
         walked += 1
-        dirnames.sort()
-        for name in sorted(filenames):
+        for name in filenames:
             p = Path(dirpath) / name
             if not is_wandb_file(name) or p.is_symlink() or not p.is_file():
                 continue
@@ -101,17 +102,18 @@ def read_wandb_scan(path: Path, cache=None, *, on_progress=None) -> tuple[WandbS
 
     A file that has only grown since it was cached (a run still being written) is read from where the cached
     scan ended, after checking that the bytes before that point are unchanged."""
-    st = path.stat()
-    key = scan_key(str(path), st.st_size, st.st_mtime_ns)
-    if cache is not None:
-        hit = load_blob(cache, key, WandbScan)
-        if hit is not None:
-            return hit, "cached"
-    data = path.read_bytes()
+    with open_regular(path) as fh:  # regular files only, opened without blocking
+        st = os.fstat(fh.fileno())
+        key = scan_key(str(path), st.st_size, st.st_mtime_ns)
+        if cache is not None:
+            hit = load_blob(cache, key, WandbScan)
+            if hit is not None:
+                return hit, "cached"
+        data = fh.read()
     how = "read"
     scan: WandbScan | None = None
     if cache is not None:
-        latest = cache.get(LATEST_PREFIX + str(path))
+        latest = get_json(cache, LATEST_PREFIX + path_id(str(path)))
         if isinstance(latest, dict) and latest.get("size", 0) < len(data):
             old = load_blob(cache, latest.get("key", ""), WandbScan)
             end = old.clean_end if old is not None else 0
@@ -127,7 +129,7 @@ def read_wandb_scan(path: Path, cache=None, *, on_progress=None) -> tuple[WandbS
     if cache is not None:
         store_blob(cache, key, scan)
         lo = max(0, scan.clean_end - TAIL_CHECK)
-        cache.set(LATEST_PREFIX + str(path), {"key": key, "size": st.st_size,
+        set_json(cache, LATEST_PREFIX + path_id(str(path)), {"key": key, "size": st.st_size,
                                               "tail_digest": _digest(data[lo:scan.clean_end])})
     return scan, how
 

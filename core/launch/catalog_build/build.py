@@ -1,0 +1,286 @@
+"""The builder's entry: which upstream files to read, in which order, and the catalog it returns."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from core.launch.catalog import Catalog, CatalogError, ParserSemantics, SkippedFlag, load_catalog
+from core.launch.catalog_build.interpreter import Interpreter
+from core.launch.catalog_build.sources import (
+    MAX_SOURCE_BYTES,
+    FilePatch,
+    PackageRoot,
+    SourceFile,
+    SourceTree,
+    allowed_roots,
+    parse_unified_diff,
+    read_source_text,
+)
+from core.launch.catalog_build.specs import merge_specs, spec_from_raw
+from core.launch.catalog_build.values import (
+    BuildLimitExceeded,
+    FunctionRef,
+    ParserModel,
+    Unresolved,
+    raw_from_spec,
+)
+from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT
+
+LOCAL_PIN = "local"
+SLIME_ARGS = "slime/utils/arguments.py"
+SLIME_SGLANG_ARGS = "slime/backends/sglang_utils/arguments.py"
+SLIME_MEGATRON_ARGS = "slime/backends/megatron_utils/arguments.py"
+SLIME_SERVER_ARGS = "slime/backends/megatron_utils/server/arguments.py"
+MEGATRON_SERVER_ENTRY = "slime/backends/megatron_utils/server/megatron_server.py"
+DOCKERFILE = "docker/Dockerfile"
+MAX_DOCKERFILE_BYTES = 1_000_000
+
+
+def _read_dockerfile_patches(slime_dir: Path, allowed: list[Path]) -> tuple[str, list[str], list[str], list[str]]:
+    """PATCH_VERSION and the Megatron and SGLang patch files slime's Dockerfile applies, in order."""
+    notes: list[str] = []
+    dockerfile = slime_dir / DOCKERFILE
+    version = "latest"
+    megatron: list[str] = []
+    sglang: list[str] = []
+    if not dockerfile.is_file():
+        notes.append(f"{DOCKERFILE} not found: no Docker patches applied")
+        return version, megatron, sglang, notes
+    if dockerfile.stat().st_size > MAX_DOCKERFILE_BYTES:
+        notes.append(f"{DOCKERFILE} is larger than {MAX_DOCKERFILE_BYTES:,} bytes: no Docker patches applied")
+        return version, megatron, sglang, notes
+    text = read_source_text(dockerfile, allowed, MAX_DOCKERFILE_BYTES, DOCKERFILE)
+    m = re.search(r"^ARG PATCH_VERSION=(\S+)", text, re.M)
+    if m:
+        version = m.group(1)
+    for name in re.findall(r"git apply (megatron[\w.-]*\.patch)", text):
+        if name not in megatron:
+            megatron.append(name)
+    loop = re.search(r"for patch in ([^;\n]{1,4000});", text)
+    if loop:
+        sglang = [p for p in loop.group(1).split() if p.startswith("sglang")]
+    return version, megatron, sglang, notes
+
+
+def _load_patches(slime_dir: Path, version: str, names: list[str], strip: str, slime_pin: str,
+                  target_prefix: str, allowed: list[Path]) -> dict[str, list[FilePatch]]:
+    out: dict[str, list[FilePatch]] = {}
+    for name in names:
+        rel = f"docker/patch/{version}/{name}"
+        path = slime_dir / rel
+        if not path.is_file():
+            continue
+        text = read_source_text(path, allowed, MAX_SOURCE_BYTES, rel)
+        for target, patch in parse_unified_diff(text, rel, slime_pin).items():
+            key = target[len(strip):] if strip and target.startswith(strip) else target
+            out.setdefault(f"{target_prefix}{key}", []).append(patch)
+    return out
+
+
+def _router_version(router_dir: Path, allowed: list[Path]) -> str:
+    path = router_dir / "sglang_router" / "version.py"
+    if path.is_file():
+        text = read_source_text(path, allowed, MAX_SOURCE_BYTES, "sglang_router/version.py")
+        m = re.search(r"__version__\s*=\s*['\"]([^'\"]+)['\"]", text)
+        if m:
+            return m.group(1)
+    return "unknown"
+
+
+def build_catalog(slime_dir: Path, megatron_dir: Path | None = None, sglang_dir: Path | None = None,
+                  router_dir: Path | None = None, *, pins: dict[str, str] | None = None,
+                  committed: Catalog | None = None, allowed: list[Path] | None = None) -> Catalog:
+    """Read the source trees and return the catalog of every flag slime's parsers accept.
+
+    `sglang_dir` is an unpacked SGLang wheel (holding `sglang/`), `router_dir` an unpacked sglang-router
+    wheel (holding `sglang_router/`). Parts not given are taken from the committed catalog (or
+    `committed`), and the returned pins say so. `pins` overrides the pin labels used in citations.
+    Every file is read only inside `allowed` (by default, core.paths.containing_roots of each directory
+    given): a file that is, or sits under, a link leading elsewhere is refused, never read.
+
+    Raises CatalogError, and nothing else, when the trees cannot be read into a catalog: a missing,
+    unreadable or oversized file, Python that does not parse (a syntax error, NUL bytes), an entry
+    function slime's parsers need that is not defined, or code the static reader cannot follow within
+    its limits (MAX_STEPS, MAX_BUILD_SECONDS). The message names the file or function and what was wrong.
+    """
+    slime_dir = Path(slime_dir)
+    reading = ["the source trees"]
+    try:
+        return _build_catalog(slime_dir, megatron_dir, sglang_dir, router_dir, pins, committed, reading, allowed)
+    except CatalogError:
+        raise
+    except BuildLimitExceeded as exc:
+        raise CatalogError(f"{slime_dir}: while reading {reading[-1]}, {exc}.") from exc
+    except RecursionError as exc:
+        raise CatalogError(f"{slime_dir}: while reading {reading[-1]}, the code nests calls, expressions or "
+                           "names too deeply for the static reader.") from exc
+    except OSError as exc:
+        raise CatalogError(f"{slime_dir}: cannot read {exc.filename or 'a file'}: {exc.strerror or exc}.") from exc
+    except Exception as exc:  # noqa: BLE001 - code shaped unlike upstream; the caller gets one error type
+        detail = str(exc)
+        detail = detail if len(detail) <= 200 else f"{detail[:200]}..."
+        raise CatalogError(f"{slime_dir}: while reading {reading[-1]}, the static reader met code shaped unlike "
+                           f"upstream slime ({type(exc).__name__}: {detail}).") from exc
+
+
+def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path | None, router_dir: Path | None,
+                   pins: dict[str, str] | None, committed: Catalog | None, reading: list[str],
+                   allowed: list[Path] | None) -> Catalog:
+    """build_catalog's work; `reading` gets the phase in progress, for error messages."""
+    if not (slime_dir / SLIME_ARGS).is_file():
+        raise CatalogError(f"{slime_dir} does not look like a slime checkout: {SLIME_ARGS} is missing.")
+    pins = dict(pins or {})
+    slime_pin = pins.get("slime", LOCAL_PIN)
+    fallback = committed
+    if fallback is None and (megatron_dir is None or sglang_dir is None or router_dir is None):
+        fallback = load_catalog()
+
+    if allowed is None:
+        allowed = allowed_roots([Path(d) for d in (slime_dir, megatron_dir, sglang_dir, router_dir) if d is not None])
+    version, megatron_patches, sglang_patches, notes = _read_dockerfile_patches(slime_dir, allowed)
+    patches: dict[str, list[FilePatch]] = {}
+    roots = [PackageRoot("slime", slime_dir, "", slime_pin, "slime")]
+    out_pins: dict[str, str] = {"slime": pins.get("slime_label", slime_pin if slime_pin != LOCAL_PIN
+                                                   else f"user checkout {slime_dir}")}
+    if megatron_dir is not None:
+        megatron_pin = pins.get("megatron", MEGATRON_SHORT)
+        roots.append(PackageRoot("megatron", Path(megatron_dir), "", megatron_pin, "megatron"))
+        patches.update(_load_patches(slime_dir, version, megatron_patches, "", slime_pin, "", allowed))
+        out_pins["megatron"] = megatron_pin
+    else:
+        out_pins["megatron"] = f"{fallback.pins.get('megatron', MEGATRON_SHORT)} (from the committed catalog)"
+    if sglang_dir is not None:
+        sglang_pin = pins.get("sglang", SGLANG_VERSION)
+        roots.append(PackageRoot("sglang", Path(sglang_dir), "python/", sglang_pin, "sglang"))
+        for key, plist in _load_patches(slime_dir, version, sglang_patches, "", slime_pin, "", allowed).items():
+            patches.setdefault(key, []).extend(plist)
+        out_pins["sglang"] = sglang_pin
+    else:
+        out_pins["sglang"] = f"{fallback.pins.get('sglang', SGLANG_VERSION)} (from the committed catalog)"
+    if router_dir is not None:
+        router_version = _router_version(Path(router_dir), allowed)
+        router_pin = pins.get("sglang_router", router_version)
+        roots.append(PackageRoot("sglang_router", Path(router_dir), "", f"sglang-router-{router_pin}", "router"))
+        out_pins["sglang_router"] = router_pin
+    else:
+        out_pins["sglang_router"] = f"{fallback.pins.get('sglang_router', '?')} (from the committed catalog)"
+    out_pins["docker_patch_version"] = version
+
+    tree = SourceTree(roots, patches, allowed)
+    interp = Interpreter(tree, fallback)
+    slime_args = tree.module("slime.utils.arguments")
+    if slime_args is None:
+        raise CatalogError(f"{slime_dir}: {SLIME_ARGS} could not be read.")
+    sglang_args = tree.module("slime.backends.sglang_utils.arguments")
+    megatron_entry = tree.module("slime.backends.megatron_utils.arguments")
+
+    # Phase 0: slime's pre-parser.
+    reading.append(f"{SLIME_ARGS} (_pre_parse_mode)")
+    interp.call_function(_function(interp, slime_args, "_pre_parse_mode"), [], {})
+    # Phase 1: the SGLang parser (and its small helper parser).
+    if sglang_args is not None:
+        reading.append(f"{SLIME_SGLANG_ARGS} (sglang_parse_args)")
+        interp.call_function(_function(interp, sglang_args, "sglang_parse_args"), [], {})
+    # Phase 2: Megatron's parser with slime's extra arguments, as train.py builds it.
+    reading.append(f"{SLIME_ARGS} (get_slime_extra_args_provider)")
+    provider = interp.call_function(_function(interp, slime_args, "get_slime_extra_args_provider"), [None], {})
+    main_parser = _run_main(interp, megatron_entry, provider, fallback, megatron_dir is not None)
+
+    parsers = {p.key: p for p in interp.parsers if p.key in {"pre", "sglang", "sglang_tp", "main"}}
+    raw_flags = [f for p in parsers.values() for f in p.flags]
+
+    # The Megatron teacher server adds its own flags through add_custom_arguments.
+    server_module = tree.module("slime.backends.megatron_utils.server.arguments")
+    if server_module is not None and main_parser is not None:
+        reading.append(SLIME_SERVER_ARGS)
+        known = {n for f in main_parser.flags for n in f.names}
+        interp.entry_point = MEGATRON_SERVER_ENTRY
+        interp.parsers = []
+        server_fn = _function(interp, server_module, "add_megatron_server_arguments")
+        provider2 = interp.call_function(_function(interp, slime_args, "get_slime_extra_args_provider"),
+                                         [server_fn], {})
+        server_parser = _run_main(interp, megatron_entry, provider2, fallback, megatron_dir is not None)
+        if server_parser is not None:
+            raw_flags.extend(f for f in server_parser.flags if not (set(f.names) & known))
+        interp.entry_point = None
+
+    reading.append("the recorded flags")
+    specs = merge_specs([spec_from_raw(r, interp) for r in raw_flags])
+    skipped = _skipped_flags(parsers.get("sglang"))
+    semantics = _semantics(parsers, slime_args)
+    notes.extend(tree.patch_notes)
+    notes.extend(interp.notes)
+    catalog = Catalog(pins=out_pins, parsers=semantics, flags=specs, skipped=skipped, build_notes=notes)
+    return catalog
+
+
+def _function(interp: Interpreter, module: SourceFile | None, name: str) -> FunctionRef:
+    """The function `name` of `module`; CatalogError when the module or the function is missing."""
+    if module is None:
+        raise CatalogError(f"cannot find the module that defines {name}")
+    try:
+        value = interp.module_lookup(module, name)
+    except Unresolved:
+        value = None
+    if not isinstance(value, FunctionRef):
+        raise CatalogError(f"{module.cite_path} does not define a function {name}, which slime's parsers need")
+    return value
+
+
+def _run_main(interp: Interpreter, megatron_entry: SourceFile | None, provider: Any, fallback: Catalog | None,
+              have_megatron: bool) -> ParserModel | None:
+    """Build the main parser: Megatron's parse_args through slime's megatron_parse_args, or a seeded copy."""
+    before = len(interp.parsers)
+    if have_megatron and megatron_entry is not None:
+        interp.call_function(_function(interp, megatron_entry, "megatron_parse_args"), [provider], {})
+        created = [p for p in interp.parsers[before:] if p.key == "main"]
+        return created[0] if created else None
+    if fallback is None or "main" not in fallback.parsers:
+        return None
+    semantics = fallback.parsers["main"]
+    parser = ParserModel(key="main", source=semantics.source, allow_abbrev=semantics.allow_abbrev,
+                         ignore_unknown=semantics.ignore_unknown, parse_source=semantics.source)
+    parser.flags = [raw_from_spec(s, "main") for s in fallback.flags if s.owner == "megatron" and "main" in s.parsers]
+    interp.parsers.append(parser)
+    if isinstance(provider, FunctionRef):
+        interp.call_function(provider, [parser], {})
+    return parser
+
+
+def _skipped_flags(parser: ParserModel | None) -> list[SkippedFlag]:
+    if parser is None:
+        return []
+    out = []
+    for names, dest, source, prefixed in parser.skipped:
+        renamed = [f"--sglang-{n.lstrip('-')}" for n in names if n.startswith("-")] or [prefixed]
+        out.append(SkippedFlag(option_strings=renamed, upstream_option_strings=list(names), dest=dest,
+                               source=source))
+    return sorted(out, key=lambda s: s.option_strings[0])
+
+
+_PARSER_NOTES = {
+    "pre": "slime's pre-parser reads a few mode flags (--train-backend, --debug-*) before anything else.",
+    "sglang": "Skipped entirely when --debug-train-only or --load-debug-rollout-data is given; its values are "
+              "copied over the main parser's. Abbreviations are on: a unique prefix of one of its flags is taken "
+              "as that flag without a word, and a prefix shared by several of them stops slime with an "
+              "'ambiguous option' error.",
+    "sglang_tp": "A throwaway parser inside sglang_parse_args that only computes the default SGLang TP size; "
+                 "its values are not kept.",
+    "main": "Megatron's parser plus slime's own flags; --sglang-* and pre-parser flags are unknown here and "
+            "dropped silently.",
+}
+
+
+def _semantics(parsers: dict[str, ParserModel], slime_args: SourceFile) -> dict[str, ParserSemantics]:
+    out: dict[str, ParserSemantics] = {}
+    for key, parser in sorted(parsers.items()):
+        source = parser.source if parser.parse_source is None else f"{parser.source}; {parser.parse_source}"
+        out[key] = ParserSemantics(allow_abbrev=parser.allow_abbrev, ignore_unknown=parser.ignore_unknown,
+                                   source=source, note=_PARSER_NOTES.get(key))
+    return out
+
+
+def default_pins() -> dict[str, str]:
+    return {"slime": SLIME_SHORT, "megatron": MEGATRON_SHORT, "sglang": SGLANG_VERSION}

@@ -1,0 +1,95 @@
+"""Flags with no effect in the chosen mode (MODE0xx): given, accepted, and silently not used."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from core.findings import Finding
+from core.launch.rules.context import RuleContext
+from core.launch.rules.registry import INFO, WARN, rule
+from core.launch.rules.registry import msrc as _msrc
+from core.launch.rules.registry import src as _src
+from core.pins import slime_source
+
+
+@rule("MODE001", "--micro-batch-size under dynamic batching", INFO,
+      slime_source("slime/backends/megatron_utils/initialize.py", 79))
+def micro_batch_under_dynamic(ctx: RuleContext) -> Iterable[Finding]:
+    """Under --use-dynamic-batch-size micro-batches are packed up to --max-tokens-per-gpu, but --micro-batch-size
+    still enters Megatron's start-up calculator (initialize.py:79-86) and forward_backward_func (model.py:481,
+    654): a value above 1 only makes the start-up divisibility check stricter."""
+    if ctx.is_set("--use-dynamic-batch-size") and ctx.fact("--micro-batch-size").present:
+        mbs = ctx.need("--micro-batch-size")
+        yield ctx.hit("MODE001", f"--micro-batch-size {mbs} does not size micro-batches under "
+                      "--use-dynamic-batch-size (they are packed up to --max-tokens-per-gpu), but it still counts at "
+                      f"start-up: the global batch must be a multiple of {mbs} x the data-parallel size, and it is "
+                      "passed to Megatron's forward_backward_func.", flag="--micro-batch-size",
+                      fix="leave it at 1 (slime's default) unless you need otherwise")
+
+
+@rule("MODE002", "--max-tokens-per-gpu without dynamic batching", WARN, _src(119, "slime/utils/dp_schedule.py"))
+def max_tokens_needs_dynamic(ctx: RuleContext) -> Iterable[Finding]:
+    """--max-tokens-per-gpu is read only by the dynamic batching path."""
+    if ctx.fact("--max-tokens-per-gpu").present and not ctx.is_set("--use-dynamic-batch-size"):
+        yield ctx.hit("MODE002", "--max-tokens-per-gpu has no effect without --use-dynamic-batch-size; micro-batches "
+                      "have --micro-batch-size samples.", flag="--max-tokens-per-gpu",
+                      fix="add --use-dynamic-batch-size, or remove --max-tokens-per-gpu")
+
+
+@rule("MODE003", "--sequence-parallel with tensor parallel size 1", WARN, _msrc(906))
+def sequence_parallel_needs_tp(ctx: RuleContext) -> Iterable[Finding]:
+    """Megatron turns sequence parallelism off when the tensor-parallel size is 1."""
+    if ctx.is_set("--sequence-parallel") and (ctx.need("--tensor-model-parallel-size", 1) or 1) == 1:
+        yield ctx.hit("MODE003", "--sequence-parallel has no effect with --tensor-model-parallel-size 1 (Megatron "
+                      "turns it off).", flag="--sequence-parallel", fix="remove it, or use TP > 1")
+
+
+@rule("MODE004", "--num-epoch ignored", WARN, _src(1995))
+def num_epoch_ignored(ctx: RuleContext) -> Iterable[Finding]:
+    """When both are given, slime uses --num-rollout and ignores --num-epoch."""
+    if ctx.need("--num-epoch") is not None and ctx.need("--num-rollout") is not None:
+        yield ctx.hit("MODE004", "--num-epoch is ignored because --num-rollout is also given.", flag="--num-epoch",
+                      fix="keep one of them")
+
+
+@rule("MODE005", "--kl-loss-coef without --use-kl-loss", WARN, _src(1116, "slime/backends/megatron_utils/loss.py"))
+def kl_loss_coef_needs_switch(ctx: RuleContext) -> Iterable[Finding]:
+    """The KL loss term is added only under --use-kl-loss."""
+    coef = ctx.need("--kl-loss-coef", 0.0)
+    if coef and not ctx.is_set("--use-kl-loss"):
+        yield ctx.hit("MODE005", f"--kl-loss-coef {coef} has no effect without --use-kl-loss.", flag="--kl-loss-coef",
+                      fix="add --use-kl-loss, or remove --kl-loss-coef")
+
+
+@rule("MODE006", "KL loss with coefficient 0", INFO, slime_source("slime/ray/placement_group.py", 178))
+def kl_loss_zero_coef(ctx: RuleContext) -> Iterable[Finding]:
+    """--use-kl-loss loads the reference model even when --kl-loss-coef is 0 (the KL is then only logged)."""
+    if ctx.is_set("--use-kl-loss") and not ctx.need("--kl-loss-coef", 0.0) and not ctx.need("--kl-coef", 0.0):
+        yield ctx.hit("MODE006", "--use-kl-loss with --kl-loss-coef 0: the reference model is loaded and the KL is "
+                      "logged, but it does not change the loss.", flag="--use-kl-loss",
+                      fix="fine for monitoring; drop --use-kl-loss to save the reference model's memory")
+
+
+@rule("MODE007", "Eval data without --eval-interval", WARN, slime_source("train.py", 50))
+def eval_data_needs_interval(ctx: RuleContext) -> Iterable[Finding]:
+    """Evaluation runs only when --eval-interval is set."""
+    if ctx.need("--eval-interval") is None and (ctx.need("--eval-prompt-data") is not None
+                                                 or ctx.need("--eval-config") is not None):
+        yield ctx.hit("MODE007", "Evaluation data is given but --eval-interval is not, so no evaluation ever runs.",
+                      flag="--eval-prompt-data" if ctx.need("--eval-prompt-data") is not None else "--eval-config",
+                      fix="add --eval-interval N")
+
+
+@rule("MODE008", "Offload flags ignored under colocated release-train", WARN, _src(1940))
+def release_train_offload_ignored(ctx: RuleContext) -> Iterable[Finding]:
+    """Colocated --release-train forces --no-offload-train and --offload-rollout whatever is given."""
+    if not (ctx.is_set("--colocate") and ctx.is_set("--release-train")):
+        return
+    f = ctx.fact("--offload-train")
+    if f.present and f.value:
+        yield ctx.hit("MODE008", "--offload-train is ignored with --colocate --release-train (train actors are "
+                      "released instead).", flag="--offload-train", fix="remove it")
+    f = ctx.fact("--offload-rollout")
+    if f.present and f.value is False:
+        yield ctx.hit("MODE008", "--no-offload-rollout is ignored with --colocate --release-train (rollout offload is "
+                      "required).", flag="--no-offload-rollout", fix="remove it", source=_src(1944))

@@ -1,0 +1,121 @@
+"""The rule registry and runner: every finding code with its title, severity and source, and the loop that
+runs the checks.
+
+A check is a function decorated with `@rule(code, title, severity, source)`; it receives a RuleContext and
+yields Findings. Codes without a check function (reader notes, flag-level findings) are registered with
+`register`. Checks run in registration order, which `core.launch.rules` fixes by importing the families
+in a set order; a check that needs a value it cannot know raises Skip and is reported as skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.findings import Finding, Severity
+from core.pins import megatron_source, slime_source
+
+if TYPE_CHECKING:
+    from core.launch.rules.context import RuleContext
+    from core.launch.script import ScriptWord
+
+ARGS_CARD = "argument-categories"
+
+ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    title: str
+    severity: Severity
+    source: str
+    card: str | None = None
+    check: Callable[[RuleContext], Iterable[Finding]] | None = None
+
+
+RULES: dict[str, RuleInfo] = {}
+
+
+def register(code: str, title: str, severity: Severity, source: str, card: str | None = None,
+             check: Callable[[RuleContext], Iterable[Finding]] | None = None) -> RuleInfo:
+    info = RuleInfo(code, title, severity, source, card, check)
+    RULES[code] = info
+    return info
+
+
+def rule(code: str, title: str, severity: Severity, source: str, card: str | None = None):
+    """Register a check function under a stable code."""
+
+    def wrap(fn: Callable[[RuleContext], Iterable[Finding]]) -> Callable[[RuleContext], Iterable[Finding]]:
+        register(code, title, severity, source, card, fn)
+        return fn
+
+    return wrap
+
+
+def src(line: int, path: str = "slime/utils/arguments.py") -> str:
+    """A slime source citation, by default into slime/utils/arguments.py (where slime validates its args)."""
+    return slime_source(path, line)
+
+
+def msrc(line: int) -> str:
+    """A citation into Megatron's megatron/training/arguments.py."""
+    return megatron_source("megatron/training/arguments.py", line)
+
+
+def finding(code: str, message: str, *, word: ScriptWord | None = None, line: int | None = None,
+            flag: str | None = None, fix: str | None = None, severity: Severity | None = None,
+            source: str | None = None) -> Finding:
+    info = RULES[code]
+    if word is not None and line is None:
+        line = word.line
+        if word.origin and word.origin not in message:
+            message = f"{message} (from {word.origin})"
+    return Finding(code=code, severity=severity or info.severity, message=message, line=line, flag=flag, fix=fix,
+                   source=source or info.source or None, card=info.card)
+
+
+class Skip(Exception):
+    def __init__(self, flag: str, reason: str, hidden: bool) -> None:
+        super().__init__(flag)
+        self.flag = flag
+        self.reason = reason
+        self.hidden = hidden
+
+
+def run_rules(ctx: RuleContext) -> list[Finding]:
+    """Run every registered check. A check that needs an unknown value is skipped and said so: one note per
+    unresolved flag naming the checks it held back, and one note for checks held back by hidden words."""
+    out: list[Finding] = []
+    hidden_skips: list[str] = []
+    skipped: dict[str, tuple[str, list[RuleInfo]]] = {}
+    for info in list(RULES.values()):
+        if info.check is None:
+            continue
+        try:
+            out.extend(info.check(ctx))
+        except Skip as skip:
+            if skip.hidden:
+                hidden_skips.append(info.code)
+            else:
+                skipped.setdefault(skip.flag, (skip.reason, []))[1].append(info)
+    for flag, (reason, infos) in skipped.items():
+        names = ", ".join(f"{i.code} ({i.title})" for i in infos)
+        out.append(finding("SCRIPT004", f"{flag}: {reason}; not checked: {names}.", line=ctx.fact(flag).line,
+                           flag=flag, fix="give the value literally (or from a variable set in the script) to "
+                           "have it checked"))
+    if hidden_skips:
+        shown = ", ".join(f"{w.text} (line {w.line})" if w.line else w.text for w in ctx.parsed.hidden[:4])
+        out.append(finding("SCRIPT011", f"{len(hidden_skips)} check(s) skipped ({', '.join(hidden_skips)}): the "
+                           f"command contains unresolved words that could stand for any flags: {shown}.",
+                           line=ctx.parsed.hidden[0].line if ctx.parsed.hidden else None,
+                           fix="write those flags out, or make the variables resolvable in the script"))
+    return out
+
+
+def list_rules() -> list[RuleInfo]:
+    """Every finding code, sorted, with its title, default severity and source."""
+    return sorted(RULES.values(), key=lambda r: (r.code.rstrip("0123456789"), int(r.code.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+                                                                                 or 0)))
