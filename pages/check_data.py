@@ -13,9 +13,18 @@ import json
 import streamlit as st
 from pydantic import ValidationError
 
-from core.data.charts import counts_frame, keys_frame, prompt_length_figure
-from core.data.rules import DataKeys, split_row_slice
+from core.data.charts import counts_frame, keys_frame, prompt_length_figure, token_length_figure
+from core.data.report import failure_sentence
+from core.data.rules import DataKeys, RowSliceError, settings_errors, split_row_slice
 from core.data.scan import CheckError, DataReport, check_path, check_stream, startup_headline
+from core.data.tokens import (
+    UPLOAD_NAMES,
+    LengthSettings,
+    LoadedTokenizer,
+    TokenizerUnusable,
+    load_tokenizer,
+    tokenizer_from_files,
+)
 from core.findings import Severity, dumps
 from core.paths import ENV_ROOTS, PathRefused, configured_roots, resolve_allowed
 from ui.common import (
@@ -69,13 +78,79 @@ def keys_form(defaults: DataKeys) -> DataKeys | None:
                         tool_key=tool_key.strip() or None, metadata_key=metadata_key.strip(),
                         apply_chat_template=template, multimodal_keys=multimodal.strip() or None)
     except ValidationError as exc:
-        for error in exc.errors():
-            field = ".".join(str(p) for p in error.get("loc", ()))
-            st.error(plain(f"{field}: {error.get('msg', 'invalid value')}"))
+        for message in settings_errors(exc):
+            st.error(plain(message))
         return None
 
 
-def run_check(keys: DataKeys, source: str, upload, path_text: str) -> DataReport | None:
+NO_TOKENIZER, TOKENIZER_DIR, TOKENIZER_UPLOAD = ("No tokenizer", "A directory on this machine",
+                                                "Upload tokenizer files")
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the tokenizer")
+def cached_tokenizer_dir(path: str, stamp: float) -> LoadedTokenizer:
+    return load_tokenizer(path)
+
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the tokenizer")
+def cached_tokenizer_files(files: tuple[tuple[str, bytes], ...]) -> LoadedTokenizer:
+    return tokenizer_from_files(dict(files))
+
+
+def tokenizer_form() -> tuple[str, object, LengthSettings | None]:
+    """The tokenizer widgets: (source, path text or uploaded files, length settings or None if invalid)."""
+    with st.container(border=True):
+        st.markdown("**The model's tokenizer** (optional): renders each prompt as slime does and finds the rows "
+                    "it drops for length")
+        source = st.radio("Tokenizer", (NO_TOKENIZER, TOKENIZER_DIR, TOKENIZER_UPLOAD), key="cd_tok_source",
+                          horizontal=True, label_visibility="collapsed")
+        given: object = None
+        if source == TOKENIZER_DIR:
+            given = st.text_input("Checkpoint or tokenizer directory (the one --hf-checkpoint names)",
+                                  key="cd_tok_path")
+        elif source == TOKENIZER_UPLOAD:
+            given = st.file_uploader("Tokenizer files: " + ", ".join(UPLOAD_NAMES), accept_multiple_files=True,
+                                     key="cd_tok_upload")
+        if source == NO_TOKENIZER:
+            return source, None, None
+        c1, c2, c3 = st.columns(3)
+        prompt_len = c1.number_input("--rollout-max-prompt-len (0: not set)", min_value=0, value=0, step=256,
+                                     key="cd_prompt_len")
+        response_len = c2.number_input("--rollout-max-response-len (0: not set)", min_value=0, value=0, step=256,
+                                       key="cd_response_len")
+        context_len = c3.number_input("Model context length (0: from config.json)", min_value=0, value=0,
+                                      step=1024, key="cd_context_len")
+        kwargs = st.text_input("--apply-chat-template-kwargs (JSON, empty: none)", key="cd_template_kwargs",
+                               placeholder='{"enable_thinking": false}')
+        st.caption("Loaded offline and never with remote code: a tokenizer that needs its own Python code or a "
+                   "download is refused, and the row check still runs.")
+    try:
+        lengths = LengthSettings(rollout_max_prompt_len=prompt_len or None, rollout_max_response_len=response_len or None,
+                                 context_length=context_len or None, apply_chat_template_kwargs=kwargs.strip() or None)
+    except ValidationError as exc:
+        for message in settings_errors(exc):
+            st.error(plain(message))
+        return source, given, None
+    return source, given, lengths
+
+
+def get_tokenizer(source: str, given: object) -> tuple[LoadedTokenizer | None, str | None]:
+    """The loaded tokenizer, or why it could not be used (the row check runs either way)."""
+    try:
+        if source == TOKENIZER_DIR:
+            allowed = resolve_allowed(str(given or ""), want="dir")
+            return cached_tokenizer_dir(str(allowed.path), allowed.path.stat().st_mtime), None
+        if source == TOKENIZER_UPLOAD:
+            if not given:
+                return None, "No tokenizer files were uploaded."
+            return cached_tokenizer_files(tuple(sorted((f.name, f.getvalue()) for f in given))), None
+    except (PathRefused, TokenizerUnusable, OSError) as exc:
+        return None, str(exc)
+    return None, None
+
+
+def run_check(keys: DataKeys, source: str, upload, path_text: str, tokenizer: LoadedTokenizer | None = None,
+              lengths: LengthSettings | None = None, tokenizer_problem: str | None = None) -> DataReport | None:
     """Check the upload or the path; messages for anything that stops the check."""
     bar = st.progress(0.0, text="Reading")
 
@@ -88,16 +163,22 @@ def run_check(keys: DataKeys, source: str, upload, path_text: str) -> DataReport
                 st.warning("Choose a file to upload first.")
                 return None
             upload.seek(0)
-            return check_stream(upload, upload.name, keys, size=upload.size, progress=progress)
+            return check_stream(upload, upload.name, keys, size=upload.size, progress=progress, tokenizer=tokenizer,
+                                lengths=lengths, tokenizer_problem=tokenizer_problem)
         typed = path_text.strip()
-        real, row_slice = split_row_slice(typed)
+        try:
+            real, _ = split_row_slice(typed)
+        except RowSliceError as exc:
+            st.error(plain(str(exc)))
+            return None
         try:
             allowed = resolve_allowed(real)
         except PathRefused as exc:
             st.error(plain(str(exc)))
             return None
         try:
-            return check_path(str(allowed.path) + typed[len(real):], keys, name=typed, progress=progress)
+            return check_path(str(allowed.path) + typed[len(real):], keys, name=typed, progress=progress,
+                              tokenizer=tokenizer, lengths=lengths, tokenizer_problem=tokenizer_problem)
         except CheckError as exc:
             st.error(plain(str(exc)))
             return None
@@ -131,19 +212,25 @@ def show_report(report: DataReport) -> None:
                     if s.rows_used + s.rows_crash else ""),
                  icon=":material/error:")
     elif s.would_fail:
-        st.error(f"slime would skip {s.rows_skipped} line(s) and crash on {s.rows_crash} row(s) of {name}. "
+        st.error(f"slime would {failure_sentence(s)} of {name}. "
                  "The findings below say which and why.", icon=":material/error:")
     elif not s.complete:
         st.warning(f"The check of {name} could not finish; see the findings.", icon=":material/warning:")
     else:
         st.success(f"slime would use all {s.rows_used} row(s) of {name}.", icon=":material/check_circle:")
-    cols = st.columns(5)
+    cols = st.columns(6 if s.tokenizer is not None else 5)
     cols[0].metric("Lines read", f"{s.lines:,}")
-    cols[1].metric("Rows otherwise usable" if s.stops_at_start else "Rows slime uses", f"{s.rows_used:,}")
-    cols[2].metric("Lines skipped", f"{s.rows_skipped:,}")
-    cols[3].metric("Rows it crashes on", f"{s.rows_crash:,}")
+    cols[1].metric("Rows otherwise usable" if s.stops_at_start else "Rows that read fine", f"{s.rows_used:,}",
+                   help="Rows slime reads without a problem. Any row that stops the run, or a problem of the whole "
+                        "file, stops training for all of them.")
+    cols[2].metric("Lines slime skips", f"{s.rows_skipped:,}", help="Printed as a decode error and dropped.")
+    cols[3].metric("Rows that stop the run", f"{s.rows_crash:,}",
+                   help="slime raises an error on these, at start-up or at the first rollout that meets them.")
     cols[4].metric("Not checked", f"{s.rows_unchecked:,}",
                    help=f"Lines over {s.max_line_bytes // 2**20} MiB are reported, not parsed.")
+    if s.tokenizer is not None:
+        cols[5].metric("Dropped for length", f"{s.dropped_for_length:,}",
+                       help="Rows over --rollout-max-prompt-len: slime drops them at start-up.")
     st.write(f"Format: {s.file_format}; prompts: {s.prompt_format} ("
              + plain(", ".join(f"{k} {n:,}" for k, n in s.prompt_formats.items())) + ")"
              + (f"; row slice {plain(s.row_slice)}" if s.row_slice else "")
@@ -158,6 +245,8 @@ def show_report(report: DataReport) -> None:
     if s.omitted_by_code:
         st.caption(plain(f"Not listed (at most {s.max_listed_per_code} per code): "
                          + ", ".join(f"{n:,} more {code}" for code, n in s.omitted_by_code.items())))
+    if s.tokenizer is not None:
+        show_tokens(report)
     keys_tab, labels_tab, lengths_tab, samples_tab = st.tabs(["Keys", "Labels", "Prompt lengths", "Sample rows"])
     with keys_tab:
         if s.keys:
@@ -188,6 +277,50 @@ def show_report(report: DataReport) -> None:
                        mime="application/json", key="cd_download")
 
 
+def show_tokens(report: DataReport) -> None:
+    """Token lengths and the rendered prompts, as the model receives them."""
+    s = report.summary
+    st.subheader("With the model's tokenizer")
+    st.caption(plain(f"{s.tokenizer.path}: {s.tokenizer.kind}, {s.tokenizer.vocab_size:,} tokens, "
+                     + ("chat template present." if s.tokenizer.chat_template else "no chat template.")))
+    if s.prompt_limit is not None and s.length_check_skipped:
+        st.info(f"slime does not apply the limit of {s.prompt_limit:,} tokens: the first prompt is a message list "
+                "(no --apply-chat-template), so it skips the length check.")
+    elif s.prompt_limit is not None and s.dropped_for_length:
+        st.warning(f"slime drops {s.dropped_for_length:,} row(s) longer than {s.prompt_limit:,} tokens at start-up "
+                   "and logs only the count. Each one is listed in the findings.", icon=":material/warning:")
+    elif s.prompt_limit is not None:
+        st.success(f"Every prompt fits the limit of {s.prompt_limit:,} tokens.")
+    tokens_tab, rendered_tab = st.tabs(["Token lengths", "Rendered prompts"])
+    with tokens_tab:
+        if s.prompt_tokens is None:
+            st.caption("No prompt slime uses could be counted.")
+        else:
+            pt = s.prompt_tokens
+            cols = st.columns(4)
+            for col, (label, value) in zip(cols, (("Shortest", pt.min), ("Median", pt.median), ("95th percentile",
+                                                  pt.p95), ("Longest", pt.max)), strict=True):
+                col.metric(f"{label} (tokens)", f"{value:,}")
+            st.plotly_chart(token_length_figure(s.token_histogram, s.prompt_limit), key="cd_tokens_chart")
+            settings = s.length_settings
+            response = settings.rollout_max_response_len if settings else None
+            if response:
+                total = pt.max + response
+                where = (f"the model's context length is {s.context_length:,}" if s.context_length
+                         else "the model's context length is unknown (no config.json)")
+                st.write(f"Longest prompt {pt.max:,} + --rollout-max-response-len {response:,} = {total:,} tokens; "
+                         f"{where}." + (f" {s.rows_over_context:,} prompt(s) do not fit." if s.rows_over_context
+                                        else ""))
+    with rendered_tab:
+        if not s.rendered_prompts:
+            st.caption("No prompt to show.")
+        for prompt in s.rendered_prompts:
+            specials = ", ".join(f"{t} x{n}" for t, n in prompt.special_tokens.items()) or "none"
+            st.caption(plain(f"Line {prompt.line}: {prompt.tokens:,} tokens; special tokens in it: {specials}"))
+            st.code(prompt.text + (f"\n... ({prompt.truncated:,} more characters)" if prompt.truncated else ""),
+                    language=None, wrap_lines=True)
+
+
 profile = require_profile()
 st.title("Check my data")
 profile_caption(profile)
@@ -213,8 +346,16 @@ else:
     else:
         st.caption(f"No directories are configured for reading ({ENV_ROOTS}); upload a sample instead.")
 
-if st.button("Check", key="cd_run", type="primary", disabled=keys is None):
-    report = run_check(keys, source, upload, path_text) if keys is not None else None
+tok_source, tok_given, lengths = tokenizer_form()
+
+if st.button("Check", key="cd_run", type="primary", disabled=keys is None or lengths is None and
+             tok_source != NO_TOKENIZER):
+    tokenizer, tokenizer_problem = get_tokenizer(tok_source, tok_given)
+    if tokenizer_problem:
+        st.warning(plain(f"The tokenizer was not used: {tokenizer_problem}"), icon=":material/warning:")
+    report = run_check(keys, source, upload, path_text, tokenizer, lengths,
+                       tokenizer_problem and f"The tokenizer was not used: {tokenizer_problem}") \
+        if keys is not None else None
     if report is not None:
         st.session_state["cd_report"] = report
         record(profile, report)

@@ -145,3 +145,27 @@ def test_upstream_scripts_that_source_a_missing_model_script(capsys, script, lin
     rc, out, _ = run_cli(capsys, str(path), "--format", "json")
     hits = [f for f in json.loads(out)["findings"] if f["code"] == "SCRIPT012"]
     assert rc == 1 and [h["line"] for h in hits] == [line] and "scripts/scripts/models/" in hits[0]["message"]
+
+
+def test_several_files_as_pre_commit_passes_them(capsys):
+    from core.cli import main
+
+    good, bad = str(FIXTURES / "good_colocate.sh"), str(FIXTURES / "typo_and_batch.sh")
+    assert main(["check-args", good]) == 0
+    capsys.readouterr()
+    assert main(["check-args", good, bad]) == 1  # errors in one of them
+    out = capsys.readouterr().out
+    assert f"== {good}" in out and f"== {bad}" in out
+    assert main(["check-args", good, "/no/such/file.sh", "--format", "json"]) == 2  # one unreadable
+    doc = json.loads(capsys.readouterr().out)
+    assert [f["readable"] for f in doc["files"]] == [True, False] and "findings" in doc["files"][0]
+    assert main(["check-args", good, "-"]) == 2
+
+
+def test_the_pre_commit_hook_runs_the_installed_command():
+    import yaml
+
+    hooks = yaml.safe_load((FIXTURES.parents[2] / ".pre-commit-hooks.yaml").read_text())
+    [hook] = hooks
+    assert hook["id"] == "slime-check-args" and hook["entry"] == "slime-assistant check-args"
+    assert hook["language"] == "python"

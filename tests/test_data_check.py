@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+import core.data.judge as judge
+import core.data.report as report_module
 import core.data.scan as dc
 from core.data.rules import (
     RULES,
@@ -62,12 +64,12 @@ def test_every_rule_has_a_unique_code_a_wellformed_source_and_a_fix():
     assert len({r.name for r in RULES.values()}) == len(RULES)
     for rule in RULES.values():
         assert SOURCE_RE.match(rule.source), rule.source
-        assert rule.source.endswith("@624b824a")
+        assert rule.source.endswith(("@624b824a", "@v0.5.15.post1"))
         assert rule.fix
 
 
 def test_the_card_the_findings_point_to_exists():
-    card = get_card(dc.CARD)
+    card = get_card(report_module.CARD)
     assert card is not None and "input" in card.body and "--label-key" in card.body
 
 
@@ -614,7 +616,7 @@ def test_findings_are_capped_per_code_with_counts_of_the_rest():
 def test_row_tally_counts_exactly_the_rows_python_slicing_selects(bounds, rows):
     row_slice = slice(*bounds)
     verdicts = [list(dc.Verdict)[i % 3] for i in range(rows)]
-    tally = dc._RowTally(row_slice)
+    tally = judge._RowTally(row_slice)
     for verdict in verdicts:
         tally.add(verdict)
     counts = tally.finish()
@@ -685,8 +687,10 @@ def test_a_file_slime_would_stop_on_at_start_up_says_so_in_the_headline(name, co
     text = render_report_text(report)
     where = f" at line {line}" if line else ""
     headline = text.splitlines()[1]  # the line under the file name
-    assert headline.startswith(f"  slime would stop at start-up{where}: {finding.message}")
-    assert text.endswith("RESULT: slime would stop at start-up (exit 1)")
+    phrase = "slime would have no row to train on" if code in ("DATA023", "DATA039") else \
+        "slime would stop at start-up"
+    assert headline.startswith(f"  {phrase}{where}: {finding.message}")
+    assert text.endswith(f"RESULT: {phrase} (exit 1)")
     assert "\n  slime would use" not in text
 
 
@@ -838,3 +842,96 @@ def test_text_report_ends_with_the_verdict():
     text = render_report_text(check_path(FIXTURES / "text_ok.jsonl", PROMPT_LABEL))
     assert "slime would use 10, skip 0 line(s), crash on 0 row(s)" in text
     assert text.endswith("RESULT: no row slime would skip or crash on")
+
+
+# ---------------------------------------------------------------- hostile input (issue 15) ------------------
+
+@pytest.mark.parametrize("bounds", ["9" * 5000 + ":", ":-" + "9" * 4301, "-:", "99999999999999999999:"])
+def test_row_slices_slime_cannot_read_are_a_clear_message(tmp_path, bounds):
+    data = tmp_path / "x.jsonl"
+    data.write_text('{"input": "a"}\n')
+    with pytest.raises(CheckError, match="slime stops at start-up with ValueError"):
+        check_path(f"{data}@[{bounds}]", DataKeys())
+    assert check_extension(f"x.jsonl@[{bounds}]") is None
+
+
+def test_a_huge_negative_row_slice_is_read_like_slime(tmp_path):
+    data = tmp_path / "x.jsonl"
+    data.write_text('{"input": "a"}\n{"input": "b"}\n')
+    report = check_path(f"{data}@[-{'9' * 4000}:]", DataKeys())
+    assert report.summary.rows_used == 2
+
+
+@pytest.mark.parametrize("value", ["[" * 100_000, "[" * 5000, '{"a":' * 1500 + "1" + "}" * 1500])
+def test_deeply_nested_multimodal_keys_are_refused_in_words(value):
+    with pytest.raises(ValidationError) as exc:
+        DataKeys(multimodal_keys=value)
+    from core.data.rules import settings_errors
+
+    message = settings_errors(exc.value)[0]
+    assert message.startswith("--multimodal-keys") and "Value error" not in message
+
+
+@pytest.mark.parametrize(("data", "keys"), [
+    (b'{"input":"x","\\ud800k":1}\n', DataKeys()),
+    (b'{"input":"x"}\n', DataKeys(multimodal_keys='{"image":"\\ud800"}')),
+    (b'{"input":"x\\udfff"}\n', DataKeys(input_key="\udcff")),
+], ids=["key", "multimodal-keys", "input-key"])
+def test_lone_surrogates_never_reach_the_output(data, keys):
+    report = check_bytes(data, "d\udcff.jsonl", keys)
+    render_report_text(report).encode("utf-8")
+    json.dumps(report.to_json(), ensure_ascii=False).encode("utf-8")
+
+
+def test_a_one_element_per_line_json_array_keeps_its_last_element_and_says_so():
+    report = check_bytes(b'[\n{"prompt":"a","label":"1"},\n{"prompt":"b","label":"2"}\n]\n', "d.jsonl", PROMPT_LABEL)
+    s = report.summary
+    assert (s.rows_used, s.rows_skipped) == (1, 3)
+    message = next(f.message for f in report.findings if f.code == "DATA022")
+    assert "(the last one) is kept" in message and "every line" not in message.split(":")[0]
+
+
+def test_an_empty_dataset_says_when_slime_stops_and_when_it_waits():
+    report = check_bytes(b"", "d.jsonl", PROMPT_LABEL)
+    message = report.summary.stops_at_start
+    assert "--num-epoch" in message and "prompt-length limit" in message and "never finishes" in message
+
+
+def test_a_message_without_content_under_multimodal_keys_is_a_start_up_keyerror():
+    keys = DataKeys(input_key="prompt", apply_chat_template=True, multimodal_keys='{"image": "images"}')
+    report = check_bytes(b'{"prompt":[{"role":"user"}],"images":[]}\n', "d.jsonl", keys)
+    finding = next(f for f in report.findings if f.code == "DATA032")
+    assert "KeyError" in finding.message and report.summary.rows_crash == 1
+
+
+def test_random_bytes_names_and_settings_never_raise_and_always_print():
+    """Property: whatever the bytes, the name (row slice included) and the settings, the check ends in a
+    report whose text and JSON can be encoded, or in a ValidationError / CheckError message."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    from core.data.rules import RowSliceError
+
+    names = st.one_of(st.text(max_size=30), st.builds(lambda a, b: f"d.jsonl@[{a}:{b}]",
+                                                      st.from_regex(r"-?[0-9]{0,6000}", fullmatch=True),
+                                                      st.from_regex(r"-?[0-9]{0,30}", fullmatch=True)))
+    rows = st.lists(st.one_of(st.binary(max_size=200), st.recursive(
+        st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20)),
+        lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+        max_leaves=20).map(lambda v: json.dumps(v).encode())), max_size=12)
+
+    @hypothesis.settings(max_examples=150, deadline=None)
+    @hypothesis.given(names, rows, st.text(max_size=40), st.one_of(st.none(), st.text(max_size=60)))
+    def run(name, lines, input_key, multimodal):
+        try:
+            keys = DataKeys(input_key=input_key or "input", multimodal_keys=multimodal)
+        except ValidationError:
+            return
+        try:
+            report = check_bytes(b"\n".join(lines), name, keys)
+        except RowSliceError:
+            return
+        render_report_text(report).encode("utf-8")
+        json.dumps(report.to_json(), ensure_ascii=False).encode("utf-8")
+
+    run()

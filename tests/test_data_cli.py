@@ -97,3 +97,32 @@ def test_a_binary_file_named_jsonl_says_slime_stops_at_start_up(capsys, tmp_path
     code, out, _ = run(capsys, str(path), *KEYS, "--format", "json")
     summary = json.loads(out)["summary"]
     assert code == 1 and summary["would_fail"] and summary["stops_at_start"].startswith("The file contains NUL")
+
+
+def test_hostile_arguments_end_in_one_line_and_exit_2(capsys, tmp_path):
+    data = tmp_path / "x.jsonl"
+    data.write_text('{"input": "a"}\n')
+    for argv in ([f"{data}@[{'9' * 5000}:]"], [str(data), "--multimodal-keys", "[" * 100_000],
+                 [str(data), "--multimodal-keys", "[" * 5000]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and not out and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_lone_surrogate_key_prints_in_text_and_json(capsys, tmp_path):
+    import io
+    import sys
+
+    data = tmp_path / "x.jsonl"
+    data.write_bytes(b'{"input":"x","\\ud800k":1}\n')
+    for fmt in ("text", "json"):
+        code = main(["check-data", str(data), "--multimodal-keys", '{"image": "\\ud800"}', "--apply-chat-template",
+                     "--format", fmt])
+        out = capsys.readouterr().out
+        out.encode("utf-8")
+        assert code == 0 and "\\ud800k" in out
+    strict = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
+    old, sys.stdout = sys.stdout, strict
+    try:
+        assert main(["check-data", str(data)]) == 0
+    finally:
+        sys.stdout = old

@@ -198,3 +198,70 @@ def test_a_ready_grpo_draft_saves_its_keys_for_the_data_page(app_env, make_app):
     saved = Store(app_env).launch_keys("default")
     assert saved is not None and saved.origin == "grpo" and saved.keys.input_key == "problem"
     assert make_app(PAGE).run().text_input(key="cd_input_key").value == "problem"
+
+
+def test_with_a_tokenizer_directory_the_page_shows_drops_lengths_and_rendered_prompts(app_env, make_app, tmp_path,
+                                                                                    monkeypatch):
+    import pytest
+
+    pytest.importorskip("transformers")
+    from tokenizer_builder import build_tokenizer
+
+    tok_dir = build_tokenizer(tmp_path / "model")
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_input_key").input("prompt")
+    at.checkbox(key="cd_template").check()
+    at.radio(key="cd_tok_source").set_value("A directory on this machine").run()
+    at.text_input(key="cd_tok_path").input(str(tok_dir))
+    at.number_input(key="cd_prompt_len").set_value(30)
+    rows = [{"prompt": "hello world"}, {"prompt": "hello world " * 20}, {"prompt": "<b>bold</b>"}]
+    upload_and_check(at, "d.jsonl", b"".join(json.dumps(r).encode() + b"\n" for r in rows))
+    assert any("drops 1 row(s) longer than 30 tokens" in w.value for w in at.warning)
+    assert any(unescaped(e.value).startswith("slime would drop 1 row for length of d.jsonl") for e in at.error)
+    assert any("DATA043" in w.value for w in at.warning)
+    rendered = [c.value for c in at.code if "<|im_start|>" in c.value]
+    assert rendered[0].startswith("<|im_start|>user\nhello world<|im_end|>") and "<b>bold</b>" in rendered[-1]
+    [record] = Store(app_env).accepted("default", "check_data")
+    assert json.loads(record.output)["summary"]["dropped_for_length"] == 1
+
+
+def test_a_tokenizer_that_needs_remote_code_is_refused_and_rows_still_checked(app_env, make_app, tmp_path,
+                                                                           monkeypatch):
+    import pytest
+
+    pytest.importorskip("transformers")
+    from tokenizer_builder import build_tokenizer
+
+    tok_dir = build_tokenizer(tmp_path / "model")
+    config = json.loads((tok_dir / "tokenizer_config.json").read_text())
+    config["auto_map"] = {"AutoTokenizer": ["x.Tok", None]}
+    at = open_page(app_env, make_app)
+    at.radio(key="cd_tok_source").set_value("Upload tokenizer files").run()
+    at.file_uploader(key="cd_tok_upload").set_value([
+        ("tokenizer.json", (tok_dir / "tokenizer.json").read_bytes(), "application/json"),
+        ("tokenizer_config.json", json.dumps(config).encode(), "application/json")])
+    at.run()
+    upload_and_check(at, "d.jsonl", (FIXTURES / "text_ok.jsonl").read_bytes())
+    assert any("never runs code" in w.value for w in at.warning)
+    assert [m.value for m in at.metric][:2] == ["10", "0"]
+
+
+def test_hostile_multimodal_keys_and_surrogate_keys_do_not_break_the_page(app_env, make_app):
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_multimodal").input("[" * 5000).run()
+    assert not at.exception and any("--multimodal-keys" in unescaped(e.value) for e in at.error)
+    at.text_input(key="cd_multimodal").input('{"image": "\\ud800"}').run()
+    upload_and_check(at, "d.jsonl", b'{"input":"x","\\ud800k":1}\n')
+    assert not at.exception
+
+
+def test_a_row_slice_with_5000_digits_is_a_message_on_the_page(app_env, make_app, tmp_path, monkeypatch):
+    data = tmp_path / "x.jsonl"
+    data.write_text('{"input": "a"}\n')
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
+    at = open_page(app_env, make_app)
+    at.radio(key="cd_source").set_value("A file on this machine").run()
+    at.text_input(key="cd_path").input(f"{data}@[{'9' * 5000}:]").run()
+    at.button(key="cd_run").click().run()
+    assert not at.exception and any("4,300 digits" in unescaped(e.value) for e in at.error)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from core.cli.output import say, write_json, write_text
-from core.findings import dumps, findings_json, render_text
+from core.findings import findings_json, render_text
 from core.launch.check import CheckOptions, CheckReport, check_script_bytes, list_rules
 from core.launch.script import MAX_SCRIPT_CHARS
 from core.memory.profile import MAX_GPUS
@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      "checks slime, Megatron and SGLang would run on the cluster. Nothing is executed. Exit 0: no "
                      "errors; 1: errors found; 2: usage problem."),
     )
-    parser.add_argument("path", nargs="?", help="the script or argument-list file, or - for standard input")
+    parser.add_argument("path", nargs="*", help="the script or argument-list file(s), or - for standard input; "
+                        "several files (as pre-commit passes them) are checked one after another")
     parser.add_argument("--entry", choices=("train.py", "train_async.py"), default=None,
                         help="the entry point, for a bare argument list (a script names its own)")
     parser.add_argument("--gpus", type=int, default=None, metavar="N", help="GPUs you have, to check the layout")
@@ -61,17 +62,53 @@ def run_check_args(args: argparse.Namespace) -> int:
     if checkout is not None and not (checkout / "slime" / "utils" / "arguments.py").is_file():
         say(f"check-args: {checkout} is not a slime checkout (no slime/utils/arguments.py)")
         return EXIT_USAGE
-    data = _read_input(args.path)
-    if data is None:
+    if len(args.path) == 1:
+        return _check_one(args, args.path[0], checkout)
+    if "-" in args.path:
+        say("check-args: standard input (-) can only be checked alone")
         return EXIT_USAGE
-    script_path = None if args.path == "-" else Path(args.path)
-    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout, script_path=script_path)
-    report = check_script_bytes(data, options)
+    return _check_many(args, checkout)
+
+
+def _check_one(args: argparse.Namespace, path: str, checkout: Path | None) -> int:
+    report = _checked(args, path, checkout)
+    if report is None:
+        return EXIT_USAGE
     if args.output_format == "json":
-        write_json(dumps(report_json(report)))
+        write_json(report_json(report))
     else:
         write_text(render_report_text(report))
     return EXIT_OK if report.ok else EXIT_ERRORS
+
+
+def _check_many(args: argparse.Namespace, checkout: Path | None) -> int:
+    """Several files: each report under its name; exit 2 if one could not be read, else 1 if one has errors."""
+    results, worst = [], EXIT_OK
+    for path in args.path:
+        report = _checked(args, path, checkout)
+        if report is None:
+            worst = EXIT_USAGE
+            results.append({"path": path, "readable": False})
+            continue
+        if not report.ok and worst == EXIT_OK:
+            worst = EXIT_ERRORS
+        if args.output_format == "json":
+            results.append({"path": path, "readable": True, **report_json(report)})
+        else:
+            write_text(f"== {path}\n{render_report_text(report)}\n")
+    if args.output_format == "json":
+        write_json({"files": results})
+    return worst
+
+
+def _checked(args: argparse.Namespace, path: str, checkout: Path | None) -> CheckReport | None:
+    """The report on one file, or None when it cannot be read (the reason is already said)."""
+    data = _read_input(path)
+    if data is None:
+        return None
+    script_path = None if path == "-" else Path(path)
+    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout, script_path=script_path)
+    return check_script_bytes(data, options)
 
 
 def _read_input(path: str) -> bytes | None:

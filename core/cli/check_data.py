@@ -4,14 +4,14 @@ start-up or skip or crash on any row, 2 when the file cannot be checked)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from pydantic import ValidationError
 
 from core.cli.output import say, write_json, write_text
-from core.data.rules import DataKeys
+from core.data.rules import DataKeys, settings_errors
 from core.data.scan import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
+from core.data.tokens import LengthSettings, TokenizerUnusable, load_tokenizer
 from core.findings import dumps
 
 EXIT_OK, EXIT_WOULD_FAIL, EXIT_CANNOT_CHECK = 0, 1, 2
@@ -33,6 +33,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--apply-chat-template", action="store_true", help="the run passes --apply-chat-template")
     parser.add_argument("--multimodal-keys", default=None, metavar="JSON",
                         help='media type to key, as for slime, e.g. \'{"image": "images"}\'')
+    tokens = parser.add_argument_group(
+        "token lengths", "with the model's tokenizer, prompts are rendered and counted as slime's Dataset does")
+    tokens.add_argument("--tokenizer", metavar="DIR", default=None,
+                        help="the model's Hugging Face checkpoint or tokenizer directory (as --hf-checkpoint); "
+                             "loaded offline, never with remote code")
+    tokens.add_argument("--rollout-max-prompt-len", type=int, default=None, metavar="N",
+                        help="slime drops prompts longer than N tokens at start-up")
+    tokens.add_argument("--rollout-max-response-len", type=int, default=None, metavar="N",
+                        help="with the context length, rows whose prompt plus N tokens do not fit are counted")
+    tokens.add_argument("--rollout-max-context-len", type=int, default=None, metavar="N",
+                        help="without --rollout-max-prompt-len, slime's prompt limit is N - 1")
+    tokens.add_argument("--context-length", type=int, default=None, metavar="N",
+                        help="the model's context length in SGLang (default: from config.json, SGLang's rule)")
+    tokens.add_argument("--apply-chat-template-kwargs", default=None, metavar="JSON",
+                        help='extra arguments for the chat template, e.g. \'{"enable_thinking": false}\'')
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
     parser.add_argument("--max-listed", type=int, default=MAX_LISTED_PER_CODE, metavar="N",
                         help=f"list at most N findings of each code (default {MAX_LISTED_PER_CODE})")
@@ -53,10 +68,29 @@ def run_check_data(args: argparse.Namespace) -> int:
     if args.max_listed < 0 or not 0.001 <= args.max_line_mb <= 1024:
         say("check-data: --max-listed must be 0 or more and --max-line-mb between 0.001 and 1024")
         return EXIT_CANNOT_CHECK
+    try:
+        lengths = LengthSettings(rollout_max_prompt_len=args.rollout_max_prompt_len,
+                                 rollout_max_response_len=args.rollout_max_response_len,
+                                 rollout_max_context_len=args.rollout_max_context_len,
+                                 context_length=args.context_length,
+                                 apply_chat_template_kwargs=args.apply_chat_template_kwargs)
+    except ValidationError as exc:
+        say(f"check-data: {_first_error(exc)}")
+        return EXIT_CANNOT_CHECK
+    tokenizer, tokenizer_problem = None, None
+    if args.tokenizer:
+        try:
+            tokenizer = load_tokenizer(args.tokenizer)
+        except TokenizerUnusable as exc:
+            tokenizer_problem = f"The tokenizer at {args.tokenizer} was not used: {exc}"
+            say(f"check-data: {tokenizer_problem}")
+    elif lengths.prompt_limit is not None or args.apply_chat_template_kwargs:
+        say("check-data: no token-length check without the model's tokenizer; add --tokenizer DIR")
     progress = _stderr_progress if sys.stderr.isatty() else None
     try:
         report = check_path(args.path, keys, max_line_bytes=int(args.max_line_mb * 2**20),
-                            max_listed=args.max_listed, progress=progress)
+                            max_listed=args.max_listed, progress=progress, tokenizer=tokenizer, lengths=lengths,
+                            tokenizer_problem=tokenizer_problem)
     except CheckError as exc:
         say(f"check-data: {exc}")
         return EXIT_CANNOT_CHECK
@@ -69,6 +103,8 @@ def run_check_data(args: argparse.Namespace) -> int:
         write_text(render_report_text(report))
     if report.summary.would_fail:
         return EXIT_WOULD_FAIL
+    if tokenizer_problem:
+        return EXIT_CANNOT_CHECK
     return EXIT_OK if report.summary.complete else EXIT_CANNOT_CHECK
 
 
@@ -77,6 +113,4 @@ def _stderr_progress(fraction: float, text: str) -> None:
 
 
 def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(p) for p in error.get("loc", ()))
-    return f"{where}: {error.get('msg', 'invalid value')}" if where else json.dumps(error.get("msg"))
+    return settings_errors(exc)[0]

@@ -1,5 +1,8 @@
-"""Dataset checking: the streaming reader that mirrors slime's loader (`scan`), the per-row and per-file
-rules (`rules`), and the frames the data page charts (`charts`).
+"""Dataset checking, by concern: the streaming reader that mirrors slime's loader (`scan`, with the entry
+points check_path / check_stream), the row judge that applies the rules and keeps the numbers (`judge`), the
+per-row and per-file rules (`rules`), the tokenizer step that renders and counts prompts with the model's own
+tokenizer (`tokens`; transformers is imported only there, and only when a tokenizer is used), the report
+models and their text rendering (`report`), and the frames and figures the data page charts (`charts`).
 
 May import: the shared vocabulary (core.findings, core.pins, core.paths).
 """

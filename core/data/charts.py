@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.data.scan import DataSummary, PromptLengths
+from core.data.report import DataSummary, PromptLengths
+from core.data.tokens import TokenBin
 
 
 def prompt_length_figure(lengths: PromptLengths) -> go.Figure:
@@ -37,3 +38,17 @@ def keys_frame(summary: DataSummary) -> pd.DataFrame:
 
 def counts_frame(counts: dict[str, int], name: str) -> pd.DataFrame:
     return pd.DataFrame({name: list(counts), "rows": list(counts.values())})
+
+
+def token_length_figure(bins: list[TokenBin], limit: int | None) -> go.Figure:
+    """Histogram of prompt tokens (rows per bin), with slime's prompt-length limit drawn as a line."""
+    fig = go.Figure(go.Bar(x=[(b.low + b.high) / 2 for b in bins], y=[b.rows for b in bins],
+                           width=[b.high - b.low + 1 for b in bins],
+                           customdata=[[b.low, b.high] for b in bins],
+                           hovertemplate="%{customdata[0]}-%{customdata[1]} tokens: %{y} rows<extra></extra>"))
+    if limit is not None:
+        fig.add_vline(x=limit + 0.5, line_dash="dash", line_color="red",
+                      annotation_text=f"--rollout-max-prompt-len {limit:,}", annotation_position="top left")
+    fig.update_layout(xaxis_title="prompt tokens", yaxis_title="rows", height=320, bargap=0.05,
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    return fig

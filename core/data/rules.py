@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import sys
 from collections.abc import Mapping
 from enum import Enum
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from core.findings import Severity
-from core.pins import slime_source
+from core.pins import sglang_source, slime_source
 
 DATA_PY = "slime/utils/data.py"
 ARGS_PY = "slime/utils/arguments.py"
@@ -28,6 +29,7 @@ KNOWN_ROLES = frozenset({"system", "user", "assistant", "tool"})
 MULTIMODAL_TYPES = {"image": "<image>", "video": "<video>", "audio": "<audio>"}  # slime/utils/types.py:468-471
 FEW_ROWS = 8
 MAX_KEY_CHARS = 200
+MAX_MULTIMODAL_CHARS = 10_000
 
 # Key names people commonly use, to suggest the flag when the configured key is absent from every row.
 PROMPT_KEY_GUESSES = ("prompt", "input", "question", "problem", "messages", "query", "instruction", "text",
@@ -108,14 +110,15 @@ RULES: dict[str, Rule] = {r.code: r for r in (
           "tools do not."),
     _rule("DATA019", "truncated-last-line", ERR, Verdict.SKIPPED, slime_source(DATA_PY, 39),
           "The file ends in the middle of a row (was the copy cut short?). Copy it again, or drop the line."),
-    _rule("DATA020", "few-rows", NOTE, None, slime_source("slime/rollout/data_source.py", 89),
+    _rule("DATA020", "few-rows", NOTE, None, slime_source("slime/rollout/data_source.py", 99),
           "If this is the whole dataset, slime will cycle these rows epoch after epoch."),
     _rule("DATA021", "extension", ERR, Verdict.CRASH, slime_source(DATA_PY, 59),
           "Name the file .jsonl (one JSON object per line) or .parquet; slime refuses any other ending."),
-    _rule("DATA022", "json-array", ERR, Verdict.SKIPPED, slime_source(DATA_PY, 31),
+    _rule("DATA022", "json-array", ERR, Verdict.SKIPPED, slime_source(DATA_PY, 39),
           "Convert the array to JSON Lines: one object per line, no surrounding [ ] or commas."),
-    _rule("DATA023", "empty-file", ERR, Verdict.CRASH, slime_source(DATA_PY, 232),
-          "The file has no rows: slime builds an empty dataset and fails."),
+    _rule("DATA023", "empty-file", ERR, Verdict.CRASH, slime_source("slime/ray/placement_group.py", 244),
+          "Give the file rows: with an empty dataset slime stops at start-up under --num-epoch or a "
+          "prompt-length limit, and under --num-rollout without a limit its first rollout never finishes."),
     _rule("DATA024", "binary", ERR, Verdict.CRASH, slime_source(DATA_PY, 34),
           "This is not a text JSONL file (archive, compressed or binary). Unpack or convert it first."),
     _rule("DATA025", "line-too-long", WARN, Verdict.UNCHECKED, slime_source(DATA_PY, 35),
@@ -148,12 +151,34 @@ RULES: dict[str, Rule] = {r.code: r for r in (
           "pyarrow cannot read this file as parquet; rewrite it, or use JSONL."),
     _rule("DATA038", "row-slice", NOTE, None, slime_source(DATA_PY, 62),
           "Only the sliced rows count for this run; problems elsewhere still matter for other runs."),
-    _rule("DATA039", "no-rows", ERR, Verdict.CRASH, slime_source(DATA_PY, 232),
-          "No row would reach training: fix the problems above."),
+    _rule("DATA039", "no-rows", ERR, Verdict.CRASH, slime_source("slime/ray/placement_group.py", 244),
+          "Fix the problems above so that rows reach slime's dataset."),
     _rule("DATA040", "tools-items", WARN, None, slime_source(DATA_PY, 249),
           "Each tool should be an object (a function schema) for the chat template."),
     _rule("DATA041", "metadata-tools", NOTE, None, slime_source(DATA_PY, 246),
           "slime overwrites metadata['tools'] with the tool key's value; rename one of them if both matter."),
+    _rule("DATA042", "template-error", ERR, Verdict.CRASH, slime_source(DATA_PY, 249),
+          "Fix the row (or the template): slime renders every prompt at start-up and the template's "
+          "exception stops the run."),
+    _rule("DATA043", "prompt-too-long", WARN, Verdict.SKIPPED, slime_source(DATA_PY, 134),
+          "Shorten the prompt or raise --rollout-max-prompt-len: slime drops the row at start-up and logs only "
+          "a count."),
+    _rule("DATA044", "length-check-skipped", NOTE, None, slime_source(DATA_PY, 91),
+          "Add --apply-chat-template if you want slime to filter long prompts: with message-list prompts it "
+          "skips the check."),
+    _rule("DATA045", "length-check-fails", ERR, Verdict.CRASH, slime_source(DATA_PY, 130),
+          "Make every prompt text the tokenizer accepts: slime's length filter tokenizes all prompts in one call, "
+          "so one message list among strings, or one lone surrogate, makes it fail."),
+    _rule("DATA046", "over-context", WARN, None, sglang_source("sglang/srt/managers/tokenizer_manager.py", 975),
+          "Lower --rollout-max-response-len or --rollout-max-prompt-len so that prompt plus response fit the "
+          "context length, or let SGLang truncate (--sglang-allow-auto-truncate)."),
+    _rule("DATA047", "length-flags", ERR, Verdict.CRASH, slime_source(ARGS_PY, 2033),
+          "Make --rollout-max-prompt-len at most --rollout-max-context-len - 1."),
+    _rule("DATA048", "tokenizer-unusable", WARN, Verdict.UNCHECKED, slime_source("slime/rollout/data_source.py", 62),
+          "Give the directory of the model's Hugging Face checkpoint (tokenizer.json, tokenizer_config.json)."),
+    _rule("DATA049", "media-length", NOTE, None, slime_source(DATA_PY, 97),
+          "Rows with media are measured by slime with the model's processor (media tokens included); check "
+          "their length with the processor."),
 )}
 CODE_BY_NAME = {r.name: r.code for r in RULES.values()}
 
@@ -204,11 +229,17 @@ class DataKeys(BaseModel):
         if v is None or v == "" or v == {}:
             return None
         if isinstance(v, str):
+            if len(v) > MAX_MULTIMODAL_CHARS:
+                raise ValueError(f"--multimodal-keys is over {MAX_MULTIMODAL_CHARS:,} characters; it maps a few "
+                                 'media types to row keys, e.g. {"image": "images"}')
             try:
                 v = json.loads(v)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"--multimodal-keys must be a JSON object such as "
                                  f'{{"image": "images"}}: {exc}') from None
+            except (RecursionError, ValueError):
+                raise ValueError('--multimodal-keys is nested too deeply to read; it must be a flat JSON object '
+                                 'such as {"image": "images"}') from None
         if not isinstance(v, dict) or not all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()):
             raise ValueError('--multimodal-keys must map media types to row keys, e.g. {"image": "images"}')
         return v
@@ -234,6 +265,20 @@ class DataKeys(BaseModel):
         if self.multimodal_keys:
             flags.append(f"--multimodal-keys {shlex.quote(json.dumps(self.multimodal_keys))}")
         return flags
+
+
+def settings_errors(exc: ValidationError) -> list[str]:
+    """A settings validation error in words, one sentence per field, each naming the flag (no library text)."""
+    out = []
+    for error in exc.errors():
+        message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+        field = str(error.get("loc", ("",))[-1] if error.get("loc") else "")
+        flag = "--" + field.replace("_", "-") if field else ""
+        if error.get("type") in ("int_parsing", "greater_than_equal", "int_type"):
+            message = "must be a whole number" + (f" of at least {error['ctx']['ge']}" if error.get("ctx", {}).get(
+                "ge") is not None else "")
+        out.append(message if not flag or message.startswith(flag) else f"{flag}: {message}")
+    return out
 
 
 _LAUNCH_NAMES = {
@@ -272,7 +317,7 @@ def check_extension(name: str) -> Problem | None:
     Source: slime/utils/data.py:31-60 (str.endswith, then ValueError 'Unsupported file format').
     A row slice suffix `@[start:end]` is removed first (data.py:77-84).
     """
-    base, _ = split_row_slice(name)
+    base = strip_row_slice(name)
     if base.endswith(ACCEPTED_SUFFIXES):
         return None
     suffix = PurePosixPath(base).suffix
@@ -300,13 +345,49 @@ def check_magic(head: bytes) -> Problem | None:
     return None
 
 
+class RowSliceError(ValueError):
+    """A row slice slime cannot use: it stops at start-up (the message says why)."""
+
+
+_ROW_SLICE = re.compile(r"^(?P<path>.*)@\[(?P<start>-?\d*):(?P<end>-?\d*)\]$")  # slime's, data.py:78
+MAX_INT_DIGITS = 4300  # Python's default int-conversion limit (sys.get_int_max_str_digits), slime's too
+
+
+def strip_row_slice(path: str) -> str:
+    """The path without slime's `@[start:end]` suffix (the bounds are not read)."""
+    m = _ROW_SLICE.match(path)
+    return m.group("path") if m else path
+
+
 def split_row_slice(path: str) -> tuple[str, slice | None]:
-    """slime's `path@[start:end]` row slice: the real path and the slice (data.py:77-84)."""
-    m = re.match(r"^(?P<path>.*)@\[(?P<start>-?\d*):(?P<end>-?\d*)\]$", path)
+    """slime's `path@[start:end]` row slice: the real path and the slice (data.py:77-84).
+
+    Raises RowSliceError for bounds slime cannot use: over 4,300 digits, int() raises ValueError
+    (data.py:80-81); a non-negative bound over sys.maxsize makes itertools.islice raise ValueError
+    (data.py:72).
+    """
+    m = _ROW_SLICE.match(path)
     if not m:
         return path, None
-    start = int(m.group("start")) if m.group("start") else None
-    end = int(m.group("end")) if m.group("end") else None
+    bounds = []
+    for group in ("start", "end"):
+        text = m.group(group)
+        if not text or text == "-":
+            if text == "-":
+                raise RowSliceError("The row slice bound '-' is not a number: slime stops at start-up with "
+                                    "ValueError.")
+            bounds.append(None)
+            continue
+        digits = len(text.lstrip("-"))
+        if digits > MAX_INT_DIGITS:
+            raise RowSliceError(f"A row slice bound has {digits:,} digits: Python refuses to read integers over "
+                                f"{MAX_INT_DIGITS:,} digits, so slime stops at start-up with ValueError.")
+        bounds.append(int(text))
+    start, end = bounds
+    streamed = (start or 0) >= 0 and (end or 0) >= 0  # slime's islice route (data.py:65-72)
+    if streamed and any(b is not None and b > sys.maxsize for b in bounds):
+        raise RowSliceError("A row slice bound is larger than slime's row reader accepts (itertools.islice "
+                            f"allows at most {sys.maxsize:,}), so slime stops at start-up with ValueError.")
     return m.group("path"), slice(start, end)
 
 
@@ -337,20 +418,22 @@ def check_prompt(row: dict, keys: DataKeys) -> tuple[str, int, list[Problem]]:
         return "missing", 0, [Problem("prompt-missing", f"The prompt key '{keys.input_key}' {what} in this row; "
                                                         "slime would pass None to the tokenizer.")]
     if isinstance(prompt, str):
-        problems = [] if prompt.strip() else [Problem("empty-text", f"The prompt '{keys.input_key}' is "
-                                                                   "empty or only whitespace.")]
+        problems = [] if prompt.strip() else [Problem("empty-text", f"This row's prompt (key '{keys.input_key}') "
+                                                                   "is empty or only whitespace.")]
         return "text", len(prompt), problems
     if isinstance(prompt, list):
         problems = []
         if not prompt:
-            problems.append(Problem("empty-text", f"The prompt '{keys.input_key}' is an empty message list."))
+            problems.append(Problem("empty-text", f"This row's prompt (key '{keys.input_key}') is an empty "
+                                                  "message list."))
         chars = 0
         for index, message in enumerate(prompt):
             chars += _content_chars(message)
             problems.extend(check_message(message, index, keys))
         return "chat", chars, problems
-    return "other", 0, [Problem("prompt-type", f"The prompt '{keys.input_key}' is a {_json_type(prompt)}; "
-                                               "slime expects a string or a list of messages.")]
+    return "other", 0, [Problem("prompt-type", f"This row's prompt (key '{keys.input_key}') is a "
+                                               f"{_json_type(prompt)}; slime expects a string or a list of "
+                                               "messages.")]
 
 
 def check_message(message: Any, index: int, keys: DataKeys) -> list[Problem]:
@@ -366,8 +449,11 @@ def check_message(message: Any, index: int, keys: DataKeys) -> list[Problem]:
     problems = []
     missing = [k for k in ("role", "content") if k not in message]
     if missing:
-        rule = "multimodal" if keys.multimodal_keys is not None and "content" in missing else "message-shape"
-        problems.append(Problem(rule, f"{where} has no {' or '.join(repr(k) for k in missing)}."))
+        if keys.multimodal_keys is not None and "content" in missing:
+            problems.append(Problem("multimodal", f"{where} has no 'content': with --multimodal-keys slime reads "
+                                                  "message['content'] and stops at start-up with KeyError."))
+        else:
+            problems.append(Problem("message-shape", f"{where} has no {' or '.join(repr(k) for k in missing)}."))
     role = message.get("role")
     if "role" in message and role not in KNOWN_ROLES:
         problems.append(Problem("unknown-role", f"{where} has role {_short(role)}; expected one of "
@@ -400,7 +486,8 @@ def check_label(row: dict, keys: DataKeys) -> Problem | None:
     if label is MISSING:
         return Problem("label-missing", f"The label key '{keys.label_key}' is missing in this row.")
     if label is None or (isinstance(label, str) and not label.strip()):
-        return Problem("label-empty", f"The label '{keys.label_key}' is {'null' if label is None else 'empty'}.")
+        return Problem("label-empty", f"This row's label (key '{keys.label_key}') is "
+                                      f"{'null' if label is None else 'empty'}.")
     return None
 
 
@@ -541,11 +628,18 @@ def check_key_names(key_counts: Mapping[str, int], rows: int, keys: DataKeys) ->
     return out
 
 
+EMPTY_DATASET = ("With an empty dataset slime stops at start-up under --num-epoch (no rollout to run: "
+                 "slime/ray/placement_group.py:244) or a prompt-length limit (its filter reads the first prompt: "
+                 "slime/utils/data.py:91); under --num-rollout without a limit the first rollout never finishes, "
+                 "asking the empty data source for prompts again and again (slime/rollout/sglang_rollout.py:408-411,"
+                 " slime/rollout/data_source.py:96-103).")
+
+
 def check_row_count(used: int, crashed: int) -> Problem | None:
     """A dataset needs usable rows; a handful is fine for a sample but slime cycles a tiny dataset
-    (slime/rollout/data_source.py:86-99 wraps to a new epoch when it runs out)."""
+    (slime/rollout/data_source.py:96-103 wraps to a new epoch when it runs out)."""
     if used + crashed == 0:
-        return Problem("no-rows", "No row would reach slime's dataset.")
+        return Problem("no-rows", "No row would reach slime's dataset. " + EMPTY_DATASET)
     if used + crashed < FEW_ROWS:
         return Problem("few-rows", f"Only {used + crashed} row(s). Fine for a sample; as a training set, slime "
                                    "would repeat them every rollout.")

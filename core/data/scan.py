@@ -16,360 +16,51 @@ import json
 import os
 import stat
 import time
-from collections import Counter, deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
-from pydantic import BaseModel, Field
 
+from core.data.judge import SAMPLE_ROWS, ProgressFn, _RowJudge
+from core.data.report import (
+    MAX_LINE_BYTES,
+    MAX_LISTED_PER_CODE,
+    CheckError,
+    DataReport,
+    DataSummary,
+    PromptLengths,
+    render_report_text,
+    startup_headline,
+)
 from core.data.rules import (
-    CODE_BY_NAME,
+    EMPTY_DATASET,
     KNOWN_ROLES,
     MISSING,
-    RULES,
     DataKeys,
     Problem,
+    RowSliceError,
     Verdict,
     check_extension,
-    check_key_names,
-    check_label,
     check_magic,
-    check_metadata,
-    check_multimodal,
-    check_multimodal_config,
-    check_prompt,
-    check_row_count,
-    check_row_is_object,
-    check_tools,
     split_row_slice,
+    strip_row_slice,
 )
-from core.findings import Finding, Severity, findings_json, render_text, sort_and_dedupe
+from core.data.tokens import LengthSettings, LoadedTokenizer, TokenCounter
 from core.paths import NotRegularFile, open_regular
 
-CARD = "data-formats"
-MAX_LINE_BYTES = 8 * 1024 * 1024  # lines longer than this are reported, not parsed
+__all__ = ["MAX_LINE_BYTES", "MAX_LISTED_PER_CODE", "CheckError", "DataReport", "DataSummary", "PromptLengths",
+           "check_bytes", "check_path", "check_stream", "render_report_text", "startup_headline"]
+
 BLOCK_BYTES = 64 * 1024
-MAX_LISTED_PER_CODE = 20
-SAMPLE_ROWS = 5
-SAMPLE_CHARS = 600
-MAX_KEY_SHAPES = 1000
-MAX_KEYS = 200
 PARQUET_BATCH_ROWS = 1024
-JSON_FIELDS = ("code", "severity", "message", "line", "fix", "source")
-
-ProgressFn = Callable[[float, str], None]
+_NO_SUCH_KEY = object()  # a dict key no parsed row can have
 
 
-class CheckError(ValueError):
-    """The file cannot be checked at all (missing, a directory, unreadable); the message says why."""
-
-
-class HistogramBin(BaseModel):
-    low: int
-    high: int
-    rows: int
-
-
-class PromptLengths(BaseModel):
-    """Prompt length in characters (a chat prompt counts its text contents)."""
-
-    rows: int = 0
-    min: int | None = None
-    max: int | None = None
-    mean: float | None = None
-    histogram: list[HistogramBin] = Field(default_factory=list)
-
-
-class SampleRow(BaseModel):
-    line: int
-    text: str
-
-
-class DataSummary(BaseModel):
-    """What the check found, in numbers. Rows are counted the way slime counts them."""
-
-    name: str
-    file_format: str  # "jsonl" or "parquet"
-    bytes_total: int | None = None
-    bytes_read: int = 0
-    lines: int = 0
-    blank_lines: int = 0
-    # Every row is counted once: rows == rows_used + rows_skipped + rows_crash + rows_unchecked
-    # + rows_outside_slice. A row is a non-blank line as slime splits them (a lone carriage return ends a
-    # line too), whatever it holds, or a parquet row.
-    rows: int = 0
-    rows_used: int = 0
-    rows_skipped: int = 0  # lines slime prints a decode error for and drops
-    rows_crash: int = 0
-    rows_unchecked: int = 0  # lines over the size cap
-    rows_outside_slice: int = 0  # rows the `@[start:end]` row slice leaves out (or that slime never reaches)
-    object_rows: int = 0  # rows read as JSON objects: the rows whose keys are counted
-    rows_with_warnings: int = 0
-    prompt_format: str = "none"  # "text", "chat", "mixed", "none"
-    prompt_formats: dict[str, int] = Field(default_factory=dict)
-    keys: dict[str, int] = Field(default_factory=dict)
-    other_keys: int = 0
-    label_types: dict[str, int] = Field(default_factory=dict)
-    prompt_chars: PromptLengths = Field(default_factory=PromptLengths)
-    samples: list[SampleRow] = Field(default_factory=list)
-    crlf_lines: int = 0
-    findings_by_code: dict[str, int] = Field(default_factory=dict)
-    omitted_by_code: dict[str, int] = Field(default_factory=dict)
-    max_listed_per_code: int = MAX_LISTED_PER_CODE
-    flags_to_add: list[str] = Field(default_factory=list)
-    settings: DataKeys = Field(default_factory=DataKeys)
-    launch_flags: list[str] = Field(default_factory=list)
-    row_slice: str | None = None
-    max_line_bytes: int = MAX_LINE_BYTES
-    complete: bool = True
-    # Set when slime would stop at start-up whatever the rows hold (a name it refuses, a binary or non-UTF-8
-    # file, no row at all): the message of the file-level finding that says why. The row counts then say
-    # what each row would meet once that is fixed.
-    stops_at_start: str | None = None
-    stops_at_line: int | None = None  # the line slime stops at, when it is one line's fault
-    would_fail: bool = False
-    seconds: float = 0.0
-
-
-class DataReport(BaseModel):
-    findings: list[Finding]
-    summary: DataSummary
-
-    def to_json(self) -> dict[str, Any]:
-        """The CLI's JSON: findings shaped as the launch checker's, then the summary."""
-        return {"findings": findings_json(self.findings, JSON_FIELDS),
-                "summary": self.summary.model_dump(mode="json")}
-
-
-def finding_for(problem: Problem, line: int | None) -> Finding:
-    rule = RULES[CODE_BY_NAME[problem.rule]]
-    return Finding(code=rule.code, severity=rule.severity, message=problem.detail, line=line,
-                   column=problem.column, fix=rule.fix, source=rule.source, card=CARD)
-
-
-# ---------------------------------------------------------------- row tally (with slime's row slice) ------
-
-USED_WITH_WARNINGS = "used-with-warnings"  # a tally entry: used, with warnings (counted in rows_used too)
-Tallied = Verdict | str
-
-
-class _RowTally:
-    """Counts row verdicts, only for the rows slime's `path@[start:end]` slice selects.
-
-    Negative bounds need the final row count; rows are held back in a window just long enough to decide.
-    """
-
-    def __init__(self, row_slice: slice | None) -> None:
-        self.slice = row_slice
-        self.counts: dict[Tallied, int] = dict.fromkeys([*Verdict, USED_WITH_WARNINGS], 0)
-        self.rows = 0
-        start = row_slice.start if row_slice else None
-        stop = row_slice.stop if row_slice else None
-        self.start, self.stop = start, stop
-        self.window_size = max(-(start or 0), -(stop or 0), 0)
-        self.window: deque[Tallied] = deque()
-        self.outside = 0  # rows the slice leaves out
-
-    def add(self, verdict: Tallied) -> None:
-        index = self.rows
-        self.rows += 1
-        if self.slice is None:
-            self.counts[verdict] += 1
-            return
-        if not self.window_size:
-            if self._selected_early(index):
-                self.counts[verdict] += 1
-            else:
-                self.outside += 1
-            return
-        self.window.append(verdict)
-        if len(self.window) > self.window_size:
-            oldest = self.window.popleft()
-            if self._selected_early(index - self.window_size):
-                self.counts[oldest] += 1
-            else:
-                self.outside += 1
-
-    def _selected_early(self, index: int) -> bool:
-        """For a row at least window_size rows from the end (a negative start excludes it; a negative
-        stop includes it)."""
-        start, stop = self.start, self.stop
-        after_start = start is None or (start >= 0 and index >= start)
-        before_stop = stop is None or stop < 0 or index < stop
-        return after_start and before_stop
-
-    def line_is_read(self) -> bool:
-        """Does slime still read the next line? islice stops after the stop-th row (data.py:72)."""
-        return self.stop is None or self.stop < 0 or self.rows < self.stop
-
-    def finish(self) -> dict[Tallied, int]:
-        if self.slice is not None and self.window:
-            first = self.rows - len(self.window)
-            lo, hi, _ = self.slice.indices(self.rows)
-            for offset, verdict in enumerate(self.window):
-                if lo <= first + offset < hi:
-                    self.counts[verdict] += 1
-                else:
-                    self.outside += 1
-            self.window.clear()
-        return self.counts
-
-
-# ---------------------------------------------------------------- the checker -----------------------------
-
-class _Checker:
-    """One pass over one file. Public entry points are check_path and check_stream."""
+class _Checker(_RowJudge):
+    """One pass over one file: the reading. Public entry points are check_path and check_stream."""
 
     fast_path = True  # tests turn it off to compare the fast route with the validators
-
-    def __init__(self, name: str, keys: DataKeys, *, row_slice: slice | None, max_line_bytes: int,
-                 max_listed: int, progress: ProgressFn | None) -> None:
-        self.name = name
-        self.keys = keys
-        self.max_line_bytes = max_line_bytes
-        self.max_listed = max_listed
-        self.progress = progress
-        self.findings: list[Finding] = []
-        self.code_counts: dict[str, int] = {}
-        self.tally = _RowTally(row_slice)
-        self.row_slice = row_slice
-        self.summary = DataSummary(name=name, file_format="jsonl", max_line_bytes=max_line_bytes,
-                                   max_listed_per_code=max_listed, settings=keys,
-                                   launch_flags=keys.launch_flags())
-        self.lines_skipped = 0
-        self.lines_skipped_unread = 0  # dropped lines after the slice's last row: slime never reads them
-        self.records = 0  # every row, whatever its verdict (see DataSummary)
-        self.object_rows = 0
-        self.key_shapes: dict[tuple, int] = {}
-        self.key_counts: dict[str, int] = {}
-        self.label_types: dict[str, int] = {}
-        self.formats: dict[str, int] = {}
-        self.length_bins = [0] * 64
-        self.length_min: int | None = None
-        self.length_max = 0
-        self.length_sum = 0
-        self.length_rows = 0
-        self.chat_without_template = 0
-        self.chat_without_template_line: int | None = None
-        self.first_crlf_line: int | None = None
-        self.first_non_utf8: tuple[Problem, int] | None = None  # reported once, at the end
-        self.non_utf8_lines = 0
-        self.last_non_utf8_line = 0  # lines arrive in order, so counting distinct lines needs only the last
-
-    # -- findings -----------------------------------------------------------------------------------
-    def emit(self, problem: Problem, line: int | None) -> None:
-        code = CODE_BY_NAME[problem.rule]
-        count = self.code_counts.get(code, 0) + 1
-        self.code_counts[code] = count
-        if count <= self.max_listed:
-            self.findings.append(finding_for(problem, line))
-
-    def non_utf8(self, problem: Problem, line: int) -> None:
-        """Bytes that are not UTF-8: slime's text-mode read stops the run there, so only the first such line
-        is reported (with a count of the others), as the start-up stop."""
-        if self.first_non_utf8 is None:
-            self.first_non_utf8 = (problem, line)
-        if line != self.last_non_utf8_line:
-            self.non_utf8_lines += 1
-            self.last_non_utf8_line = line
-
-    def stop_at_start(self, problem: Problem, line: int | None, *, whole_file: bool = False) -> None:
-        """Report a problem that stops slime at start-up whatever the rows hold; the first is the headline."""
-        self.emit(problem, line)
-        if self.summary.stops_at_start is None:
-            self.summary.stops_at_start = problem.detail
-            self.summary.stops_at_line = None if whole_file else line
-
-    # -- rows -----------------------------------------------------------------------------------------
-    def check_row(self, row: Any, line: int, raw: bytes | None, problems: list[Problem] | None) -> None:
-        """Apply every row rule to one parsed row, record its verdict and its numbers."""
-        keys = self.keys
-        self.records += 1
-        if row.__class__ is not dict:
-            problem = check_row_is_object(row)
-            self.emit(problem, line)
-            for p in problems or ():
-                self.emit(p, line)
-            self.tally.add(Verdict.CRASH)
-            return
-        problems = problems or []
-        self.object_rows += 1
-        self._count_keys(row)
-        fmt, chars, prompt_problems = check_prompt(row, keys)
-        if prompt_problems:
-            problems.extend(prompt_problems)
-        self.formats[fmt] = self.formats.get(fmt, 0) + 1
-        if fmt == "chat" or (fmt == "text" and keys.multimodal_keys is not None):
-            if not keys.apply_chat_template:
-                self.chat_without_template += 1
-                if self.chat_without_template_line is None:
-                    self.chat_without_template_line = line
-                problems.append(_CHAT_WITHOUT_TEMPLATE)
-        if fmt == "text" or fmt == "chat":
-            self._count_length(chars)
-        if keys.label_key is not None:
-            label = row.get(keys.label_key, MISSING)
-            type_name = "missing" if label is MISSING else _JSON_TYPE_NAMES.get(label.__class__, "other")
-            self.label_types[type_name] = self.label_types.get(type_name, 0) + 1
-            problem = check_label(row, keys)
-            if problem:
-                problems.append(problem)
-        if keys.tool_key is not None and keys.tool_key in row:
-            problems.extend(check_tools(row, keys))
-        if keys.metadata_key in row:
-            problem = check_metadata(row, keys)
-            if problem:
-                problems.append(problem)
-        if keys.multimodal_keys:
-            problems.extend(check_multimodal(row, keys))
-        verdict = Verdict.USED
-        warned = False
-        if problems:
-            for p in problems:
-                rule = RULES[CODE_BY_NAME[p.rule]]
-                if rule.verdict is Verdict.CRASH:
-                    verdict = Verdict.CRASH
-                elif rule.severity is not Severity.INFO:
-                    warned = True
-                if p is not _CHAT_WITHOUT_TEMPLATE:
-                    self.emit(p, line)
-        self.tally.add(USED_WITH_WARNINGS if warned and verdict is Verdict.USED else verdict)
-        if verdict is Verdict.USED and len(self.summary.samples) < SAMPLE_ROWS:
-            self._add_sample(row, line, raw)
-
-    def _count_keys(self, row: dict) -> None:
-        if len(row) <= 64:
-            shape = tuple(row)
-            count = self.key_shapes.get(shape)
-            if count is not None:
-                self.key_shapes[shape] = count + 1
-                return
-            if len(self.key_shapes) < MAX_KEY_SHAPES:
-                self.key_shapes[shape] = 1
-                return
-        self._add_keys(row, 1)
-
-    def _add_keys(self, names: Any, count: int) -> None:
-        counts = self.key_counts
-        for name in names:
-            key = str(name)
-            if key in counts:
-                counts[key] += count
-            elif len(counts) < MAX_KEYS:
-                counts[key] = count
-            else:
-                self.summary.other_keys += count
-
-    def _count_length(self, chars: int) -> None:
-        self.length_bins[min(chars.bit_length(), 63)] += 1
-        self.length_rows += 1
-        self.length_sum += chars
-        if chars > self.length_max:
-            self.length_max = chars
-        if self.length_min is None or chars < self.length_min:
-            self.length_min = chars
 
     # -- JSON Lines -----------------------------------------------------------------------------------
     def scan_jsonl(self, stream: IO[bytes], total: int | None) -> None:
@@ -393,7 +84,7 @@ class _Checker:
         long_line: _LongLine | None = None
         lineno = done = next_report = 0
         keys = self.keys
-        fast = self.fast_path and keys.multimodal_keys is None
+        fast = self.fast_path and keys.multimodal_keys is None and self.tokens is None
         input_key, label_key, tool_key, metadata_key = (keys.input_key, keys.label_key, keys.tool_key,
                                                         keys.metadata_key)
         template, roles = keys.apply_chat_template, KNOWN_ROLES
@@ -563,40 +254,6 @@ class _Checker:
             self.emit(Problem("file-changed", f"The file was {total} bytes when the check started and "
                                               f"{done} bytes were read."), None)
 
-    def _add_fast_rows(self, text_lengths: list[int], chat_lengths: list[int], other_labels: list[type]) -> None:
-        """Fold one block's plainly fine rows (counted by the fast path) into the checker's numbers."""
-        rows = len(text_lengths) + len(chat_lengths)
-        self.records += rows
-        self.object_rows += rows
-        if self.row_slice is None:
-            self.tally.counts[Verdict.USED] += rows
-            self.tally.rows += rows
-        for name, lengths in (("text", text_lengths), ("chat", chat_lengths)):
-            if not lengths:
-                continue
-            self.formats[name] = self.formats.get(name, 0) + len(lengths)
-            self.length_rows += len(lengths)
-            self.length_sum += sum(lengths)
-            self.length_max = max(self.length_max, max(lengths))
-            low = min(lengths)
-            self.length_min = low if self.length_min is None else min(self.length_min, low)
-            for bin_index, count in Counter(map(int.bit_length, lengths)).items():
-                self.length_bins[bin_index] += count
-        if self.keys.label_key is not None:
-            others = Counter(other_labels)
-            others[str] += rows - len(other_labels)
-            for label_class, count in others.items():
-                if count:
-                    name = _JSON_TYPE_NAMES.get(label_class, "other")
-                    self.label_types[name] = self.label_types.get(name, 0) + count
-
-    def _add_sample(self, row: Any, line: int, raw: bytes | None) -> None:
-        text = raw.decode("utf-8", "replace") if raw is not None else orjson.dumps(
-            row, default=str, option=orjson.OPT_NON_STR_KEYS).decode("utf-8", "replace")
-        if len(text) > SAMPLE_CHARS:
-            text = text[:SAMPLE_CHARS] + f"... ({len(text) - SAMPLE_CHARS} more characters)"
-        self.summary.samples.append(SampleRow(line=line, text=text))
-
     def finish_long_line(self, long_line: _LongLine, *, terminated: bool) -> None:
         self.records += 1
         self.tally.add(Verdict.UNCHECKED)
@@ -685,7 +342,10 @@ class _Checker:
                                                      f"({exc.msg} at {where})."), lineno)
         elif lineno == self.summary.blank_lines + 1 and stripped.startswith("["):
             self.emit(Problem("json-array", "The file starts a JSON array ('['): this is a .json document, "
-                                            "not JSON Lines; slime would drop every line."), lineno)
+                                            "not JSON Lines. slime drops every line that is not one whole JSON "
+                                            "value: the brackets and each element followed by a comma; an "
+                                            "element on a line of its own without a comma (the last one) is "
+                                            "kept."), lineno)
         else:
             self.emit(Problem("invalid-json", f"Not valid JSON: {exc.msg} at {where}.", exc.colno), lineno)
 
@@ -723,92 +383,6 @@ class _Checker:
                 if handle is not None:
                     handle.close()
 
-
-    # -- summary ----------------------------------------------------------------------------------------
-    def finish(self, started: float) -> DataReport:
-        summary = self.summary
-        counts = self.tally.finish()
-        summary.rows = self.records
-        summary.rows_used = counts[Verdict.USED] + counts[USED_WITH_WARNINGS]
-        summary.rows_with_warnings = counts[USED_WITH_WARNINGS]
-        summary.rows_crash = counts[Verdict.CRASH]
-        summary.rows_unchecked = counts[Verdict.UNCHECKED]
-        summary.rows_skipped = self.lines_skipped
-        summary.rows_outside_slice = self.tally.outside + self.lines_skipped_unread
-        summary.object_rows = self.object_rows
-        for shape, count in self.key_shapes.items():
-            self._add_keys(shape, count)
-        summary.keys = dict(sorted(self.key_counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        summary.label_types = dict(sorted(self.label_types.items(), key=lambda kv: (-kv[1], kv[0])))
-        summary.prompt_formats = dict(sorted(self.formats.items(), key=lambda kv: (-kv[1], kv[0])))
-        text, chat = self.formats.get("text", 0), self.formats.get("chat", 0)
-        summary.prompt_format = "mixed" if text and chat else "text" if text else "chat" if chat else "none"
-        summary.prompt_chars = self._lengths()
-        if self.chat_without_template:
-            what = ("message lists" if not self.keys.multimodal_keys
-                    else "turned into message lists by --multimodal-keys")
-            self.emit(Problem("chat-without-template",
-                              f"{self.chat_without_template} row(s) have prompts that are {what} (first at line "
-                              f"{self.chat_without_template_line}) but --apply-chat-template is not set; slime's "
-                              "default rollout hands the list to tokenizer.encode, which fails. Only a custom "
-                              "rollout that reads message lists can use them."), self.chat_without_template_line)
-            summary.flags_to_add.append("--apply-chat-template")
-        if summary.crlf_lines:
-            self.emit(Problem("crlf", f"{summary.crlf_lines} line(s) end in CRLF (first at line "
-                                      f"{self.first_crlf_line}); slime reads them correctly."), self.first_crlf_line)
-        if self.first_non_utf8 is not None:
-            problem, line = self.first_non_utf8
-            others = self.non_utf8_lines - 1
-            if others:
-                problem = problem._replace(detail=f"{problem.detail} {others} later line(s) also hold bytes that "
-                                                  "are not UTF-8; slime stops at this first one.")
-            self.stop_at_start(problem, line)
-        # Whole-file verdicts on the keys and the row count describe the dataset slime builds; with bytes
-        # that stop its UTF-8 read, it builds none and never reads the rows after them, so they are left out.
-        dataset_is_built = self.first_non_utf8 is None
-        for problem, flag in check_key_names(summary.keys, self.object_rows, self.keys) if dataset_is_built else ():
-            self.emit(problem, None)
-            if flag and flag not in summary.flags_to_add:
-                summary.flags_to_add.append(flag)
-        for problem in check_multimodal_config(self.keys):
-            self.emit(problem, None)
-        if summary.complete and dataset_is_built:
-            count_problem = check_row_count(summary.rows_used, summary.rows_crash)
-            if count_problem and count_problem.rule == "no-rows":
-                if summary.stops_at_start is None and summary.lines:  # else an earlier stop says it
-                    self.stop_at_start(count_problem, None)
-            elif count_problem:
-                self.emit(count_problem, None)
-        if self.row_slice is not None:
-            shown = f"[{_bound(self.row_slice.start)}:{_bound(self.row_slice.stop)}]"
-            summary.row_slice = shown
-            self.emit(Problem("row-slice", f"slime reads only rows {shown} of the {self.tally.rows} rows: "
-                                           f"{summary.rows_used + summary.rows_crash + summary.rows_unchecked} "
-                                           f"row(s) counted in the summary, {summary.rows_outside_slice} "
-                                           "left out."), None)
-        summary.findings_by_code = dict(sorted(self.code_counts.items()))
-        summary.omitted_by_code = {c: n - self.max_listed for c, n in sorted(self.code_counts.items())
-                                   if n > self.max_listed}
-        summary.would_fail = bool(summary.rows_skipped or summary.rows_crash or summary.stops_at_start
-                                  or any(f.severity is Severity.ERROR and RULES[f.code].verdict in
-                                         (Verdict.CRASH, Verdict.SKIPPED) and f.line is None
-                                         for f in self.findings))
-        summary.seconds = round(time.perf_counter() - started, 3)
-        return DataReport(findings=sort_and_dedupe(self.findings), summary=summary)
-
-    def _lengths(self) -> PromptLengths:
-        if not self.length_rows:
-            return PromptLengths()
-        bins = [HistogramBin(low=0 if b == 0 else 1 << (b - 1), high=0 if b == 0 else (1 << b) - 1, rows=n)
-                for b, n in enumerate(self.length_bins) if n]
-        return PromptLengths(rows=self.length_rows, min=self.length_min, max=self.length_max,
-                             mean=round(self.length_sum / self.length_rows, 1), histogram=bins)
-
-
-_CHAT_WITHOUT_TEMPLATE = Problem("chat-without-template", "")
-_NO_SUCH_KEY = object()  # a dict key no parsed row can have
-_JSON_TYPE_NAMES = {str: "string", int: "number", float: "number", bool: "boolean", list: "list", dict: "object",
-                    type(None): "null"}
 
 
 class _LongLine:
@@ -855,29 +429,44 @@ def _constant_hook(constants: list[str]) -> Callable[[str], float]:
     return hook
 
 
-def _bound(value: int | None) -> str:
-    return "" if value is None else str(value)
-
-
 # ---------------------------------------------------------------- entry points ----------------------------
 
 def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, size: int | None = None,
                  row_slice: slice | None = None, max_line_bytes: int = MAX_LINE_BYTES,
-                 max_listed: int = MAX_LISTED_PER_CODE, progress: ProgressFn | None = None) -> DataReport:
-    """Check an open binary stream (an upload, or a file opened by check_path) named `name`."""
+                 max_listed: int = MAX_LISTED_PER_CODE, progress: ProgressFn | None = None,
+                 tokenizer: LoadedTokenizer | None = None, lengths: LengthSettings | None = None,
+                 tokenizer_problem: str | None = None) -> DataReport:
+    """Check an open binary stream (an upload, or a file opened by check_path) named `name`.
+
+    With `tokenizer` (core.data.tokens.load_tokenizer), prompts are also rendered and counted the way
+    slime's Dataset does, under `lengths`; `tokenizer_problem` is why a requested tokenizer could not be
+    loaded (reported as a finding; the row check still runs).
+    """
     started = time.perf_counter()
     keys = keys or DataKeys()
     checker = _Checker(name, keys, row_slice=row_slice, max_line_bytes=max_line_bytes, max_listed=max_listed,
                        progress=progress)
     checker.summary.bytes_total = size
+    if tokenizer is not None and keys.apply_chat_template and not tokenizer.info.chat_template:
+        checker.stop_at_start(Problem("template-error", "The tokenizer has no chat template, and the run passes "
+                                                        "--apply-chat-template: slime's apply_chat_template call "
+                                                        "fails on the first row. Prompts were not rendered or "
+                                                        "counted."), None, whole_file=True)
+        tokenizer = None
+    if tokenizer is not None:
+        checker.tokens = TokenCounter(tokenizer, keys, lengths or LengthSettings())
+        checker.tokens.tally = checker.tally
+        checker.summary.launch_flags += (lengths or LengthSettings()).launch_flags()
+    if tokenizer_problem:
+        checker.emit(Problem("tokenizer-unusable", tokenizer_problem), None)
     ext_problem = check_extension(name)
     if ext_problem:
         checker.stop_at_start(ext_problem, None)
     head = _peek(stream)
     if size == 0 or (size is None and not head):
-        checker.stop_at_start(Problem("empty-file", "The file is empty (0 bytes)."), None)
+        checker.stop_at_start(Problem("empty-file", "The file is empty (0 bytes). " + EMPTY_DATASET), None)
         return checker.finish(started)
-    is_parquet_name = split_row_slice(name)[0].endswith(".parquet")
+    is_parquet_name = strip_row_slice(name).endswith(".parquet")
     if is_parquet_name or head.startswith(b"PAR1"):
         if not is_parquet_name and not ext_problem:
             checker.stop_at_start(Problem("binary", "This is a parquet file under another name: slime would read "
@@ -896,14 +485,18 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
 
 def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, name: str | None = None,
                max_line_bytes: int = MAX_LINE_BYTES, max_listed: int = MAX_LISTED_PER_CODE,
-               progress: ProgressFn | None = None) -> DataReport:
+               progress: ProgressFn | None = None, tokenizer: LoadedTokenizer | None = None,
+               lengths: LengthSettings | None = None, tokenizer_problem: str | None = None) -> DataReport:
     """Check a file on this machine. A trailing `@[start:end]` is slime's row slice.
 
     `name` is the path as the user wrote it (slime checks the ending of that string, not of a link's
     target); it defaults to `path`. The caller decides whether the path may be read (the page passes it
     through core.paths first). Raises CheckError when the path is not a readable regular file.
     """
-    real, row_slice = split_row_slice(str(path))
+    try:
+        real, row_slice = split_row_slice(str(path))
+    except RowSliceError as exc:
+        raise CheckError(str(exc)) from None
     target = Path(real)
     try:
         info = target.stat()
@@ -925,7 +518,8 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
         raise CheckError(f"{real} cannot be opened: {exc.strerror or exc}.") from None
     with stream:
         return check_stream(stream, name or str(path), keys, size=info.st_size, row_slice=row_slice,
-                            max_line_bytes=max_line_bytes, max_listed=max_listed, progress=progress)
+                            max_line_bytes=max_line_bytes, max_listed=max_listed, progress=progress,
+                            tokenizer=tokenizer, lengths=lengths, tokenizer_problem=tokenizer_problem)
 
 
 def check_bytes(data: bytes, name: str, keys: DataKeys | None = None, **options: Any) -> DataReport:
@@ -944,48 +538,6 @@ def _peek(stream: IO[bytes]) -> bytes:
         return head
     except (OSError, ValueError):
         return b""
-
-
-def startup_headline(summary: DataSummary, *, with_name: bool = False) -> str:
-    """'slime would stop at start-up[ on NAME][ at line N]: <why>.' (meaningful when summary.stops_at_start)."""
-    where = (f" on {summary.name}" if with_name else "") + (
-        f" at line {summary.stops_at_line}" if summary.stops_at_line else "")
-    why = (summary.stops_at_start or "").rstrip()
-    return f"slime would stop at start-up{where}: {why}" + ("" if why.endswith((".", "?", "!")) else ".")
-
-
-def render_report_text(report: DataReport) -> str:
-    """Plain-text reporter for the CLI: summary lines, then the findings, then what was left out."""
-    s = report.summary
-    counts = (f"use {s.rows_used}, skip {s.rows_skipped} line(s), crash on {s.rows_crash} row(s)"
-              + (f", {s.rows_unchecked} not checked (over {s.max_line_bytes // (1024 * 1024)} MiB)"
-                 if s.rows_unchecked else "")
-              + (f", {s.rows_outside_slice} outside the row slice" if s.rows_outside_slice else ""))
-    lines = [f"{s.name}: {s.file_format}, {s.lines} line(s), {s.rows} row(s)"]
-    if s.stops_at_start:
-        lines.append(f"  {startup_headline(s)}")
-        if s.rows:
-            lines.append(f"  row by row, slime would {counts}")
-    else:
-        lines.append(f"  slime would {counts}")
-    lines.append(f"  prompts: {s.prompt_format} {s.prompt_formats}; labels: {s.label_types or 'no --label-key'}")
-    if s.prompt_chars.rows:
-        pc = s.prompt_chars
-        lines.append(f"  prompt characters: min {pc.min}, mean {pc.mean}, max {pc.max}")
-    if s.keys:
-        lines.append("  keys: " + ", ".join(f"{k} ({n})" for k, n in list(s.keys.items())[:12]))
-    if s.flags_to_add:
-        lines.append("  flags to add: " + " ".join(s.flags_to_add))
-    lines.append("")
-    lines.append(render_text(report.findings) or "No findings.")
-    for code, n in s.omitted_by_code.items():
-        lines.append(f"... and {n} more {code} finding(s) not listed (cap {s.max_listed_per_code} per code)")
-    lines.append("")
-    lines.append("RESULT: " + ("slime would stop at start-up (exit 1)" if s.stops_at_start
-                               else "slime would skip or crash on some rows (exit 1)" if s.would_fail
-                               else "no row slime would skip or crash on" if s.complete
-                               else "the check could not finish"))
-    return "\n".join(lines)
 
 
 def arrow_native_file(source: Any):

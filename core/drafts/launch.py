@@ -830,6 +830,9 @@ def build_summary(request: DraftRequest, layout: GpuLayout, batch: BatchPlan,
         f"- Data: {md_escape(request.data_path)}; prompt key {md_escape(request.input_key)}"
         + (f", label key {md_escape(request.label_key)}" if request.label_key else ", no label key"),
         f"- GPUs: {request.gpus_total} ({layout.nodes} node(s) x {layout.per_node})",
+        "- Before launch, check the data with the model's tokenizer (the \"Check my data\" page, or "
+        "`slime-assistant check-data DATA --tokenizer HF_CHECKPOINT`): it shows each prompt as the model "
+        "receives it and every row slime would skip, crash on or drop for --rollout-max-prompt-len.",
         "",
         "### GPU layout",
         "",

@@ -195,7 +195,8 @@ def prompt_fits_context(ctx: RuleContext) -> Iterable[Finding]:
     if ctxlen is not None and prompt is not None and prompt > ctxlen - 1:
         yield ctx.hit("SLIME017", f"--rollout-max-prompt-len {prompt} leaves no room for a response in "
                       f"--rollout-max-context-len {ctxlen} (at most {ctxlen - 1}).", flag="--rollout-max-prompt-len",
-                      fix=f"set --rollout-max-prompt-len {ctxlen - 1} or less")
+                      fix=f"set --rollout-max-prompt-len {ctxlen - 1} or less; then `slime-assistant check-data "
+                          "DATA --tokenizer HF_CHECKPOINT` lists the prompts slime drops for that length")
 
 
 @rule("SLIME018", "Train-only and freeze parameter lists together", ERR, _src(2038))
