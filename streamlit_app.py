@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.memory.workflows import WORKFLOWS
 from core.pins import SLIME_DATE, SLIME_SHORT
-from ui.common import active_profile, mark_app_frame, plain, show_store_notices
+from ui.common import active_profile, ask_box, mark_app_frame, plain, show_store_notices
 
 st.set_page_config(page_title="slime assistant", page_icon=":material/science:", layout="wide")
 
@@ -23,12 +23,17 @@ pages = {
     "Check before launch": [_workflow_pages[k] for k in ("check_args", "check_data")]
     + [st.Page("pages/batch_calculator.py", title="Batch-size calculator", icon=":material/calculate:")],
     "During training": [_workflow_pages["monitor"]],
-    "Learn": [st.Page("pages/knowledge.py", title="Knowledge cards", icon=":material/menu_book:")],
+    "Learn": [
+        st.Page("pages/ask.py", title="Ask", icon=":material/search:"),
+        st.Page("pages/flags.py", title="Flag reference", icon=":material/flag:"),
+        st.Page("pages/knowledge.py", title="Knowledge cards", icon=":material/menu_book:"),
+    ],
 }
 
 page = st.navigation(pages)
 
 with st.sidebar:
+    ask_box("sidebar")
     profile = active_profile()
     if profile:
         st.caption(f"Profile: **{plain(profile.name)}** · {plain(profile.model)} · {profile.gpus_total} GPU(s)")

@@ -16,6 +16,7 @@ from core.memory.profile import MAX_GPUS
 from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT
 from ui.common import (
+    CHECKOUT_KEY,
     ensure_app_frame,
     plain,
     profile_caption,
@@ -38,6 +39,7 @@ def checkout_path() -> tuple[object | None, bool]:
                    "it pins. A directory on this machine is read (never changed) only inside the roots the app "
                    "may read.")
         raw = memory.widget(st.text_input, "slime checkout directory", "checkout", "", placeholder="/path/to/slime")
+    st.session_state.pop(CHECKOUT_KEY, None)  # set again below only for a usable checkout
     if not raw.strip():
         return None, False
     try:
@@ -48,6 +50,7 @@ def checkout_path() -> tuple[object | None, bool]:
     if not (allowed.path / "slime" / "utils" / "arguments.py").is_file():
         st.error(plain(f"{allowed.path} is not a slime checkout: it has no slime/utils/arguments.py."))
         return None, True
+    st.session_state[CHECKOUT_KEY] = str(allowed.path)
     return allowed.path, False
 
 

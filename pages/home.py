@@ -4,7 +4,7 @@ import streamlit as st
 
 from core.memory.onboarding import build_profile
 from core.model_scripts import match_model
-from ui.common import active_profile, ensure_app_frame, get_store, plain
+from ui.common import active_profile, ask_box, ensure_app_frame, get_store, plain
 
 ensure_app_frame()
 
@@ -35,6 +35,8 @@ if profile is None:
             saved = get_store().create_profile(result.profile)
             st.session_state["just_onboarded"] = saved.name
             st.rerun()
+    st.caption("Or look something up first: a flag, a rule code, an error line or plain words.")
+    ask_box("home")
     st.stop()
 
 just_saved = st.session_state.pop("just_onboarded", None)
@@ -55,3 +57,7 @@ c1, c2, c3 = st.columns(3)
 c1.page_link("pages/grpo.py", label="Start the GRPO setup guide", icon=":material/rocket_launch:")
 c2.page_link("pages/check_data.py", label="Check my data", icon=":material/dataset:")
 c3.page_link("pages/progress.py", label="What's done", icon=":material/checklist:")
+
+st.subheader("Look something up")
+st.caption("A flag, a rule code, an error line or a whole traceback from a failed run, or plain words.")
+ask_box("home")

@@ -298,3 +298,27 @@ def test_a_profile_that_only_visits_every_page_has_nothing_done(browser, tmp_pat
     store = Store(home)
     assert store.records("default") == {} and store.pages_with_inputs("default") == set()
     assert all(store.accepted("default", wf.id) == [] for wf in WORKFLOWS)
+
+
+def test_sidebar_ask_opens_results_and_a_flag_link_opens_the_reference(browser, tmp_path):
+    """The Ask box switches pages (AppTest cannot follow a switch made by the entry script); a flag result
+    opens the flag reference on that flag."""
+    from playwright.sync_api import expect
+
+    port = _free_port()
+    proc = _start_server(port, tmp_path / "home", tmp_path / "server.log")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port}/")
+        box = page.get_by_test_id("stSidebar").get_by_role("textbox", name="Ask")
+        box.fill("--rolout-batch-size")
+        box.press("Enter")
+        expect(page.get_by_role("heading", name="Ask", exact=True)).to_be_visible()
+        assert "/ask?q=" in page.url
+        page.get_by_role("link", name="--rollout-batch-size (slime)").first.click()
+        expect(page.get_by_role("heading", name="Flag reference")).to_be_visible()
+        expect(page.get_by_text("Set by", exact=False).first).to_be_visible()
+        assert page.url.endswith("/flags?flag=--rollout-batch-size")
+    finally:
+        _stop(proc)

@@ -15,6 +15,8 @@ from core.memory.store import Store
 from core.pins import source_url
 
 FRAME_KEY = "_slime_assistant_frame"
+CHECKOUT_KEY = "slime_checkout"  # the user's slime checkout, set on the launch-script checker, followed elsewhere
+ASK_PAGE = "pages/ask.py"
 
 
 def mark_app_frame() -> None:
@@ -125,7 +127,32 @@ def show_findings(findings: list[Finding], *, key_prefix: str, empty_message: st
                 card = get_card(f.card) if f.card else None
                 if card:
                     text += f"\n\n[Read more: knowledge card '{plain(card.title)}'](knowledge?card={quote(card.id)})"
+                if f.flag and f.flag.startswith("--"):
+                    text += f"\n\nFlag reference: {flag_link(f.flag)}"
                 box(text, icon=icon)
+
+
+def ask_box(where: str) -> None:
+    """The "Ask" search box (sidebar of every page, and Home): a submitted query opens the Ask page."""
+    with st.form(f"ask_form_{where}", clear_on_submit=True, border=False):
+        query = st.text_input("Ask", key=f"ask_box_{where}", max_chars=2000,
+                              placeholder="a flag, a rule code, an error, words")
+        submitted = st.form_submit_button("Search", icon=":material/search:")
+    if submitted and query.strip():
+        st.switch_page(ASK_PAGE, query_params={"q": query.strip()})
+
+
+def cited(citation: str) -> str:
+    """A `path:line@pin` citation as markdown: a link to the upstream lines when it has a web address."""
+    url = source_url(citation)
+    return f"[`{citation}`]({url})" if url else f"`{citation}`"
+
+
+def flag_link(flag: str) -> str:
+    """Markdown link to a flag on the reference page; the label is escaped and the target URL-quoted."""
+    from core.knowledge.flags import flag_url
+
+    return f"[{plain(flag)}]({flag_url(flag)})"
 
 
 def plain(text: str) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.drafts.launch import Draft
-from ui.common import plain, show_findings
+from ui.common import flag_link, plain, show_findings
 from ui.memory import AcceptControl
 
 
@@ -59,9 +59,25 @@ def show_draft(draft: Draft, *, key_prefix: str, extra_files: tuple[ExtraFile, .
             accept.render()
     if draft.script:
         st.code(draft.script, language="bash")
+    flags_in_draft(draft.script)
     for extra in extra_files:
         st.caption(f"{plain(extra.caption)}:")
         st.code(extra.data, language=extra.language)
     if draft.summary_markdown:
         with st.expander("Configuration summary", expanded=summary_expanded):
             st.markdown(draft.summary_markdown)
+
+
+def flags_in_draft(script: str) -> None:
+    """Every catalog flag the draft names (command and comments), each linked to the flag reference."""
+    import re
+
+    from core.launch import load_catalog
+
+    if not script:
+        return
+    catalog = load_catalog()
+    named = [f for f in dict.fromkeys(re.findall(r"--[a-z0-9][a-z0-9\-]*", script)) if catalog.lookup(f)]
+    if named:
+        with st.expander(f"Flag reference for the {len(named)} flag(s) in this draft"):
+            st.markdown(" · ".join(flag_link(f) for f in named))

@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "logs": ("core.cli.logs", "read slime TensorBoard or W&B logs: tags, step ranges, health verdicts"),
     "draft": ("core.cli.draft", "draft a GRPO or async launch script (printed, never run)"),
     "batch": ("core.cli.batch", "work out what slime does with a set of batch sizes and a GPU layout"),
+    "ask": ("core.cli.ask", "search cards, flags, rules, slime's error messages and model scripts"),
 }
 
 
@@ -57,7 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra and getattr(args, "extra_words", None) is not None:
+            args.extra_words.extend(extra)  # e.g. `ask --rollout-batch-size`: a flag is the query, not an option
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     if not getattr(args, "func", None):

@@ -7,6 +7,6 @@ models and their text rendering (`report`), and the frames and figures the data 
 May import: the shared vocabulary (core.findings, core.pins, core.paths).
 """
 
-from core.data.rules import DataKeys, check_extension, keys_from_launch
+from core.data.rules import RULES, DataKeys, Rule, check_extension, keys_from_launch
 
-__all__ = ["DataKeys", "check_extension", "keys_from_launch"]
+__all__ = ["RULES", "DataKeys", "Rule", "check_extension", "keys_from_launch"]

@@ -1,4 +1,7 @@
-"""The knowledge base: markdown cards with typed front matter under knowledge/cards (`cards`).
+"""The knowledge base: markdown cards with typed front matter under knowledge/cards (`cards`), the flag
+reference (`flags`), slime's error messages read with `ast` (`errors`) and one FTS5 search over all of
+them (`search`).
 
-May import: the shared vocabulary only.
+May import: the shared vocabulary and the roots of core.launch (the argument catalog, the rule registry)
+and core.data (the data rules).
 """

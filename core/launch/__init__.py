@@ -16,12 +16,20 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
+    "CATALOG_PATH": "core.launch.catalog",
+    "Catalog": "core.launch.catalog",
+    "CatalogError": "core.launch.catalog",
+    "FlagSpec": "core.launch.catalog",
+    "OWNERS": "core.launch.catalog",
+    "load_catalog": "core.launch.catalog",
     "CheckOptions": "core.launch.check",
     "CheckReport": "core.launch.check",
-    "check_arg_list": "core.launch.check",
+    "RULES": "core.launch.check",
+    "catalog_for": "core.launch.check",
     "check_launch_script": "core.launch.check",
     "check_script_bytes": "core.launch.check",
-    "load_catalog": "core.launch.catalog",
+    "list_rules": "core.launch.check",
+    "check_arg_list": "core.launch.check",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -94,6 +94,12 @@ def _load_catalog(options: CheckOptions) -> tuple[Any | None, list[Finding]]:
             source="core/launch/catalog.py")]
 
 
+def catalog_for(path: Path | None) -> tuple[Any | None, list[Finding]]:
+    """The catalog of a slime checkout (or an arguments.json, or the bundled one for None), with a warning
+    finding when the one asked for could not be used and the bundled catalog stands in."""
+    return _load_catalog(CheckOptions(catalog_path=path))
+
+
 def _checkout_catalog(path: Path) -> Any:
     from core.launch.catalog_build import build_catalog
 
@@ -342,5 +348,5 @@ def rule_context(args: list[str], options: CheckOptions | None = None) -> RuleCo
 
 
 
-__all__ = ["CheckOptions", "CheckReport", "RULES", "RuleInfo", "check_arg_list", "check_launch_script",
+__all__ = ["CheckOptions", "CheckReport", "RULES", "RuleInfo", "catalog_for", "check_arg_list", "check_launch_script",
            "check_script_bytes", "list_rules", "parse_words", "rule_context"]

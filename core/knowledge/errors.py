@@ -1,0 +1,408 @@
+"""slime's error messages: every `assert` with a message and every `raise` of a literal or f-string message,
+read from the source with `ast` (never imported or run), and matched against what a user pastes.
+
+The index (knowledge/catalog/errors.json, written by tools/build_error_index.py at the pinned commit) keeps
+per message its template (f-string holes shown as `{expression}`), the condition that fails, the function,
+and `path:line`. A pasted error line or traceback is matched on the traceback's slime file and line when it
+points into slime, and otherwise on the template's fixed words, since the values in the holes (numbers,
+paths) differ in every run. Pasted text is data: it is only searched, never run or rendered as HTML.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import orjson
+from pydantic import BaseModel, Field
+
+from core.pins import SLIME_SHORT
+
+KNOWLEDGE_DIR = Path(__file__).resolve().parents[2] / "knowledge"
+ERRORS_PATH = KNOWLEDGE_DIR / "catalog" / "errors.json"
+ERROR_RULES_PATH = KNOWLEDGE_DIR / "catalog" / "error_rules.json"
+
+# What is read from a checkout: Python files outside tests, at most this many and this large each.
+SOURCE_DIRS = ("slime", "slime_plugins", "tools", "examples")
+TOP_LEVEL_FILES = ("train.py", "train_async.py")
+MAX_FILES = 2000
+MAX_FILE_BYTES = 2_000_000
+MAX_PASTE_CHARS = 200_000
+HOLE = "{…}"
+
+
+class ErrorEntry(BaseModel):
+    """One assert or raise in slime with a message a user would see."""
+
+    kind: str = Field(description="assert | raise")
+    exception: str = Field(description="AssertionError, or the raised class as written")
+    template: str = Field(description="the message, f-string holes as {expression}")
+    condition: str | None = Field(default=None, description="the assert's test, or the if-test guarding the raise")
+    function: str = Field(description="qualified name of the enclosing function, or <module>")
+    path: str
+    line: int
+    end_line: int
+    commit: str = SLIME_SHORT
+
+    @property
+    def id(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @property
+    def source(self) -> str:
+        return f"{self.path}:{self.line}@{self.commit}"
+
+    @property
+    def fixed_words(self) -> str:
+        """The template without its holes: the words every occurrence of this message shares."""
+        return re.sub(r"\s+", " ", _HOLE_RE.sub(" ", self.template)).strip()
+
+
+class ErrorIndex(BaseModel):
+    commit: str
+    files: int
+    entries: list[ErrorEntry]
+
+
+class RuleLink(BaseModel):
+    """A hand-made link from a message in slime to the rules that catch the same condition before launch."""
+
+    path: str
+    contains: str = Field(description="a piece of the message template that identifies it")
+    rules: list[str] = Field(default_factory=list)
+    card: str | None = None
+    note: str | None = None
+
+
+class ErrorMatch(BaseModel):
+    entry: ErrorEntry
+    how: str = Field(description="traceback-line | message | words")
+    frame: str | None = Field(default=None, description="the traceback frame that pointed at it, as pasted")
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading the source
+# --------------------------------------------------------------------------------------------------
+_HOLE_RE = re.compile(r"\{[^{}]*\}")
+
+
+def _template(node: ast.AST) -> str | None:
+    """The message of a literal, f-string, `%`/`+` of literals or `.format` call; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                parts.append("{" + _short(ast.unparse(value.value), 60) + "}")
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _template(node.left), _template(node.right)
+        if left is not None or right is not None:
+            return (left if left is not None else "{" + _short(ast.unparse(node.left), 60) + "}") + \
+                   (right if right is not None else "{" + _short(ast.unparse(node.right), 60) + "}")
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        left = _template(node.left)
+        return re.sub(r"%[-#0 +]*\d*(?:\.\d+)?[sdifrx]", "{…}", left) if left is not None else None
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)):
+        return node.func.value.value
+    return None
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _exception_name(node: ast.AST) -> str:
+    target = node.func if isinstance(node, ast.Call) else node
+    return _short(ast.unparse(target), 60)
+
+
+class _Collector(ast.NodeVisitor):
+    def __init__(self, path: str, commit: str) -> None:
+        self.path = path
+        self.commit = commit
+        self.scope: list[str] = []
+        self.guards: list[str] = []
+        self.entries: list[ErrorEntry] = []
+
+    def _visit_scope(self, node: ast.AST, name: str) -> None:
+        self.scope.append(name)
+        saved, self.guards = self.guards, []
+        self.generic_visit(node)
+        self.guards = saved
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._visit_scope(node, node.name)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._visit_scope(node, node.name)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._visit_scope(node, node.name)
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        test = _short(ast.unparse(node.test), 300)
+        self.guards.append(test)
+        for child in node.body:
+            self.visit(child)
+        self.guards[-1] = f"not ({test})"
+        for child in node.orelse:
+            self.visit(child)
+        self.guards.pop()
+
+    def _add(self, node: ast.stmt, kind: str, exception: str, template: str, condition: str | None) -> None:
+        self.entries.append(ErrorEntry(
+            kind=kind, exception=exception, template=_short(template, 600), condition=condition,
+            function=".".join(self.scope) or "<module>", path=self.path, line=node.lineno,
+            end_line=getattr(node, "end_lineno", None) or node.lineno, commit=self.commit))
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        template = _template(node.msg) if node.msg is not None else None
+        if template and template.strip():
+            self._add(node, "assert", "AssertionError", template, _short(ast.unparse(node.test), 300))
+        self.generic_visit(node)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        exc = node.exc
+        if isinstance(exc, ast.Call) and exc.args:
+            template = _template(exc.args[0])
+            if template and template.strip():
+                self._add(node, "raise", _exception_name(exc), template, self.guards[-1] if self.guards else None)
+        self.generic_visit(node)
+
+
+def errors_in_source(text: str, path: str, commit: str = SLIME_SHORT) -> list[ErrorEntry]:
+    """Every assert with a message and raise with a literal or f-string message in one Python file."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError):
+        return []
+    collector = _Collector(path, commit)
+    collector.visit(tree)
+    return collector.entries
+
+
+def source_files(root: Path) -> list[Path]:
+    """The Python files of a slime checkout that the index reads (tests excluded), sorted."""
+    root = Path(root)
+    found = [root / name for name in TOP_LEVEL_FILES if (root / name).is_file()]
+    for sub in SOURCE_DIRS:
+        base = root / sub
+        if base.is_dir():
+            found += sorted(p for p in base.rglob("*.py")
+                            if "tests" not in p.relative_to(root).parts and not p.is_symlink())
+    return found[:MAX_FILES]
+
+
+def build_error_index(root: Path, commit: str = SLIME_SHORT) -> ErrorIndex:
+    """Read a slime checkout with `ast` (nothing is imported or run) and index its error messages."""
+    root = Path(root)
+    entries: list[ErrorEntry] = []
+    files = source_files(root)
+    for path in files:
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        entries += errors_in_source(text, path.relative_to(root).as_posix(), commit)
+    return ErrorIndex(commit=commit, files=len(files), entries=entries)
+
+
+def index_to_json(index: ErrorIndex) -> bytes:
+    return orjson.dumps(index.model_dump(mode="json"), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+@lru_cache(maxsize=2)
+def _load(path_text: str, mtime_ns: int) -> ErrorIndex:
+    return ErrorIndex.model_validate(orjson.loads(Path(path_text).read_bytes()))
+
+
+def load_error_index(path: Path = ERRORS_PATH) -> ErrorIndex:
+    """The committed index (or the one at `path`); an empty index when the file is missing."""
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return ErrorIndex(commit=SLIME_SHORT, files=0, entries=[])
+    return _load(str(path), stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=1)
+def load_rule_links(path: Path = ERROR_RULES_PATH) -> tuple[RuleLink, ...]:
+    """The hand-made table linking slime's messages to our rules (knowledge/catalog/error_rules.json)."""
+    try:
+        raw = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return ()
+    return tuple(RuleLink.model_validate(item) for item in raw.get("links", []))
+
+
+def links_for(entry: ErrorEntry, links: tuple[RuleLink, ...] | None = None) -> list[RuleLink]:
+    """The table rows that name this message (same file, template containing the row's text)."""
+    links = load_rule_links() if links is None else links
+    return [link for link in links if link.path == entry.path and link.contains in entry.template]
+
+
+# --------------------------------------------------------------------------------------------------
+# Matching what a user pastes
+# --------------------------------------------------------------------------------------------------
+_FRAME_RE = re.compile(r'File "([^"\n]{1,1000})", line (\d{1,7})')
+_EXC_LINE_RE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning))\s*:\s?(.*)$")
+_RAY_PREFIX_RE = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)+")  # "(MegatronTrainRayActor pid=123) " and similar
+
+
+def traceback_frames(text: str) -> list[tuple[str, int]]:
+    """The (file, line) pairs of a pasted Python traceback, innermost last."""
+    return [(m.group(1), int(m.group(2))) for m in _FRAME_RE.finditer(text[:MAX_PASTE_CHARS])]
+
+
+_PACKAGES = ("slime", "slime_plugins")
+_SAFE_PATH = re.compile(r"^[A-Za-z0-9_.\-/]{1,300}$")  # a file name slime could have; anything else is ignored
+
+
+def slime_frames(text: str) -> list[tuple[str, int]]:
+    """The frames of a pasted traceback that point into slime, innermost first, as (repo path, line).
+
+    The repo path is the shortest tail of the frame's file that starts at a `slime/` or `slime_plugins/`
+    directory, so a checkout at /root/slime/slime/... and an installed package at site-packages/slime/...
+    both give slime/.... Only plain file names are kept (they are shown as citations).
+    """
+    out: list[tuple[str, int]] = []
+    for frame_path, line in reversed(traceback_frames(text)):
+        parts = frame_path.replace("\\", "/").split("/")
+        starts = [i for i, part in enumerate(parts[:-1]) if part in _PACKAGES]
+        if not starts or not parts[-1].endswith(".py"):
+            continue
+        if parts[-1] in TOP_LEVEL_FILES and starts[-1] == len(parts) - 2:
+            rel = parts[-1]  # the checkout's own train.py, in a directory that happens to be named slime
+        else:
+            rel = "/".join(parts[starts[-1]:])
+        if _SAFE_PATH.match(rel) and (rel, line) not in out:
+            out.append((rel, line))
+    return out
+
+
+def error_message_of(text: str) -> str:
+    """The message part of a pasted error: the last `SomeError: message` line, else the last non-empty line."""
+    lines = [_RAY_PREFIX_RE.sub("", line).rstrip() for line in text[:MAX_PASTE_CHARS].splitlines()]
+    lines = [line for line in lines if line.strip()]
+    for line in reversed(lines):
+        m = _EXC_LINE_RE.match(line)
+        if m:
+            return m.group(1).strip()
+    return lines[-1].strip() if lines else ""
+
+
+def _repo_relative(frame_path: str, known_paths: set[str]) -> str | None:
+    """The index path a traceback's file names (the checkout may live anywhere on the user's machine)."""
+    norm = frame_path.replace("\\", "/")
+    best = None
+    for rel in known_paths:
+        if (norm == rel or norm.endswith("/" + rel)) and (best is None or len(rel) > len(best)):
+            best = rel
+    return best
+
+
+def _template_pieces(template: str) -> tuple[str, ...] | None:
+    """The template's fixed pieces (whitespace collapsed), in order; None when too little is fixed to match."""
+    pieces = tuple(p for p in (" ".join(x.split()) for x in _HOLE_RE.split(template)) if p)
+    return pieces if sum(map(len, pieces)) >= 8 else None
+
+
+def _pieces_in_order(pieces: tuple[str, ...], message: str) -> bool:
+    """Whether every fixed piece appears in the message, in order (the holes may hold anything)."""
+    pos = 0
+    for piece in pieces:
+        found = message.find(piece, pos)
+        if found < 0:
+            return False
+        pos = found + len(piece)
+    return True
+
+
+class _Prepared:
+    """An index made ready for matching: templates as regexes, entries by path."""
+
+    def __init__(self, index: ErrorIndex) -> None:
+        self.index = index
+        self.templates = [(e, e.id, p) for e in index.entries if (p := _template_pieces(e.template)) is not None]
+        self.by_path: dict[str, list[ErrorEntry]] = {}
+        for e in index.entries:
+            self.by_path.setdefault(e.path, []).append(e)
+        self.paths = set(self.by_path)
+
+
+_PREPARED: dict[int, _Prepared] = {}
+
+
+def _prepared(index: ErrorIndex) -> _Prepared:
+    """Kept per index object (the index itself is kept alive with it)."""
+    cached = _PREPARED.get(id(index))
+    if cached is None or cached.index is not index:
+        if len(_PREPARED) > 4:
+            _PREPARED.clear()
+        cached = _PREPARED[id(index)] = _Prepared(index)
+    return cached
+
+
+def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> list[ErrorMatch]:
+    """Where in slime a pasted error comes from, best first.
+
+    1. A traceback frame inside slime whose line falls on an indexed assert/raise (innermost frame first).
+    2. A message whose template's fixed pieces all appear, in order, in the pasted message.
+    The caller falls back to a word search over the templates' fixed words when neither finds anything.
+    """
+    index = index if index is not None else load_error_index()
+    text = (text or "")[:MAX_PASTE_CHARS]
+    prepared = _prepared(index)
+    out: list[ErrorMatch] = []
+    seen: set[str] = set()
+    for frame_path, line in reversed(traceback_frames(text)):
+        rel = _repo_relative(frame_path, prepared.paths)
+        if rel is None:
+            continue
+        for e in prepared.by_path[rel]:
+            if e.line <= line <= e.end_line and e.id not in seen:
+                seen.add(e.id)
+                out.append(ErrorMatch(entry=e, how="traceback-line", frame=f"{frame_path}, line {line}"))
+    message = " ".join(error_message_of(text).split())
+    if message:
+        scored = []
+        for e, key, pieces in prepared.templates:
+            if key not in seen and _pieces_in_order(pieces, message):
+                scored.append((-len(e.fixed_words), e))
+        for _, e in sorted(scored, key=lambda t: t[0]):
+            seen.add(e.id)
+            out.append(ErrorMatch(entry=e, how="message"))
+    return out[:limit]
+
+
+CHECKOUT_COMMIT = "your-checkout"
+
+
+@lru_cache(maxsize=2)
+def _checkout_index(root_text: str, stamp: float) -> ErrorIndex:
+    return build_error_index(Path(root_text), CHECKOUT_COMMIT)
+
+
+def checkout_error_index(root: Path) -> ErrorIndex:
+    """The index of a user's own slime checkout (a path the caller has already allowed), read again only
+    when one of its Python files changes."""
+    stamp = 0.0
+    for path in source_files(Path(root)):
+        try:
+            stamp = max(stamp, path.stat().st_mtime)
+        except OSError:
+            continue
+    return _checkout_index(str(Path(root).resolve()), stamp)

@@ -1,0 +1,111 @@
+"""Ask: one search over cards, flags, rules, slime's error messages and model scripts. A pasted error line or
+traceback finds the place in slime it comes from. Everything pasted is shown as plain text, never run."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.knowledge.errors import MAX_PASTE_CHARS, checkout_error_index, match_error, slime_frames
+from core.knowledge.search import KIND_TITLES, KINDS, Result, explain, get_index, grouped
+from core.pins import SLIME_SHORT, slime_source
+from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
+
+ensure_app_frame()
+
+RESULTS = 40
+_CARD_KINDS = ("card", "section")
+
+st.title("Ask")
+st.caption("Search everything here at once: a flag in any spelling, a rule code such as SLIME003, plain words, "
+           "or an error line or whole traceback from a failed run. Pasted text is only searched.")
+
+asked = st.query_params.get("q")
+if asked and st.session_state.get("ask_from_link") != asked:
+    st.session_state["ask_from_link"] = asked
+    st.session_state["ask_query"] = asked[:MAX_PASTE_CHARS]
+
+query = st.text_area("Question, flag, rule code, error or traceback", key="ask_query", height=120,
+                     max_chars=MAX_PASTE_CHARS, placeholder="rollout batch size · SLIME003 · AssertionError: ...")
+kinds = st.multiselect("Only", KINDS, format_func=lambda k: KIND_TITLES[k], key="ask_kinds")
+
+if not query.strip():
+    st.info("Type or paste something to look it up.")
+    st.stop()
+
+with st.spinner("Searching"):
+    index = get_index()
+    results = index.search(query, limit=RESULTS, kinds=set(kinds) or None)
+
+checkout = st.session_state.get(CHECKOUT_KEY)
+if checkout and (not kinds or "error" in kinds):
+    with st.spinner("Reading your checkout's error messages"):
+        in_checkout = match_error(query, checkout_error_index(checkout), limit=5)
+    if in_checkout:
+        st.subheader("In your slime checkout")
+        st.caption(f"{plain(checkout)}, as named on the launch-script checker; the explanations below are for slime "
+                   "at the pinned commit.")
+        for match in in_checkout:
+            e = match.entry
+            st.markdown(f"**{plain(e.exception)}: {plain(e.template)}**")
+            st.caption(f"{plain(f'{e.path}:{e.line}')} in {plain(e.function)}"
+                       + (f" · condition: {plain(e.condition)}" if e.condition else ""))
+
+if not results:
+    st.info("Nothing found. Try a flag name, a rule code or fewer words.")
+    st.stop()
+
+exact = {m.entry.id: m for m in match_error(query, index.errors, limit=10)}
+frames = slime_frames(query)[:3]
+if frames:
+    st.caption(f"Your traceback passes through slime at (innermost first; lines as at slime {SLIME_SHORT}): "
+               + " · ".join(cited(slime_source(path, line)) for path, line in frames))
+st.caption(f"{len(results)} result(s), best first within each group; groups in the order of their best result.")
+
+
+def show_error(result: Result, first: bool) -> None:
+    entry = index.error(result.id)
+    if entry is None:
+        return
+    why = explain(index, entry)
+    with st.expander(plain(result.title), expanded=first):
+        found = exact.get(entry.id)
+        if found is not None and found.how == "traceback-line":
+            st.success(plain(f"Your traceback points at this line: {found.frame}"), icon=":material/my_location:")
+        elif found is not None:
+            st.success("Your message has every fixed word of this one, in order.", icon=":material/my_location:")
+        st.markdown("**What it means:** " + plain(why.meaning))
+        st.markdown("**What to do:** " + plain(why.fix))
+        st.caption(f"Message as written in slime: {plain(entry.template)}")
+        st.caption(f"Source: {cited(entry.source)} · {entry.kind} in {plain(entry.function)}")
+        for code, title in why.rules:
+            target = "pages/check_data.py" if code.startswith("DATA") else "pages/check_args.py"
+            st.page_link(target, label=plain(f"{code}: {title}"), icon=":material/fact_check:")
+        for card_id, title in why.cards:
+            st.page_link("pages/knowledge.py", label=plain(f"Card: {title}"), icon=":material/menu_book:",
+                         query_params={"card": card_id})
+
+
+def show_result(result: Result) -> None:
+    if result.kind == "flag":
+        st.page_link("pages/flags.py", label=plain(result.title), icon=":material/flag:",
+                     query_params={"flag": result.id})
+    elif result.kind in _CARD_KINDS:
+        st.page_link("pages/knowledge.py", label=plain(result.title), icon=":material/menu_book:",
+                     query_params={"card": result.id.split("#", 1)[0]})
+    elif result.kind == "rule":
+        target = "pages/check_data.py" if result.id.startswith("DATA") else "pages/check_args.py"
+        st.page_link(target, label=plain(result.title), icon=":material/fact_check:")
+    elif result.kind == "model_script":
+        st.page_link("pages/model_checkpoint.py", label=plain(result.title), icon=":material/memory:")
+    else:
+        st.markdown(f"**{plain(result.title)}**")
+    st.caption(f"{plain(result.snippet)}  \nSource: {cited(result.source)}")
+
+
+for kind, items in grouped(results).items():
+    st.subheader(KIND_TITLES[kind])
+    for i, result in enumerate(items):
+        if kind == "error":
+            show_error(result, first=i == 0)
+        else:
+            show_result(result)

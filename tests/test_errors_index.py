@@ -1,0 +1,149 @@
+"""slime's error messages read with `ast`: templates, conditions, functions and lines; matching pasted
+errors; the hand-made rule table stays true to the index and the rule registries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.data import RULES as DATA_RULES
+from core.knowledge.errors import (
+    ERRORS_PATH,
+    build_error_index,
+    error_message_of,
+    errors_in_source,
+    index_to_json,
+    links_for,
+    load_error_index,
+    load_rule_links,
+    match_error,
+    traceback_frames,
+)
+from core.launch import RULES as LAUNCH_RULES
+
+SLIME = Path("/work/src/slime")
+SOURCE = '''
+import os
+
+def check(args):
+    assert args.n > 0, f"n must be positive, got {args.n}"
+    assert args.m
+    if args.mode not in ("a", "b"):
+        raise ValueError(f"unknown mode {args.mode!r}; choose a or b")
+    else:
+        raise NotImplementedError("mode " + args.mode + " is not ready")
+    raise RuntimeError(os.environ["X"])
+
+
+class Loader:
+    def read(self, path):
+        if not path:
+            raise FileNotFoundError("no path given")
+        raise self.error("not a literal")
+'''
+
+
+def test_asserts_and_raises_with_messages_are_indexed_with_template_condition_function_line():
+    entries = errors_in_source(SOURCE, "slime/x.py")
+    got = [(e.kind, e.exception, e.template, e.condition, e.function, e.line) for e in entries]
+    assert got == [
+        ("assert", "AssertionError", "n must be positive, got {args.n}", "args.n > 0", "check", 5),
+        ("raise", "ValueError", "unknown mode {args.mode}; choose a or b", "args.mode not in ('a', 'b')",
+         "check", 8),
+        ("raise", "NotImplementedError", "mode {args.mode} is not ready", "not (args.mode not in ('a', 'b'))",
+         "check", 10),
+        ("raise", "FileNotFoundError", "no path given", "not path", "Loader.read", 17),
+        ("raise", "self.error", "not a literal", None, "Loader.read", 18),  # a factory call counts too
+    ]
+    assert entries[0].source == "slime/x.py:5@624b824a" and entries[0].fixed_words == "n must be positive, got"
+
+
+def test_unparsable_source_gives_nothing_rather_than_an_error():
+    assert errors_in_source("def broken(:\n", "x.py") == []
+    assert errors_in_source("\x00", "x.py") == []
+
+
+def test_build_reads_a_checkout_without_tests(tmp_path):
+    (tmp_path / "slime" / "tests").mkdir(parents=True)
+    (tmp_path / "slime" / "a.py").write_text(SOURCE)
+    (tmp_path / "slime" / "tests" / "t.py").write_text("assert False, 'a test'\n")
+    (tmp_path / "train.py").write_text("assert 1 == 2, 'top level'\n")
+    index = build_error_index(tmp_path, "abc12345")
+    assert {e.path for e in index.entries} == {"slime/a.py", "train.py"}
+    assert all(e.source.endswith("@abc12345") for e in index.entries)
+    assert b'"template"' in index_to_json(index)
+
+
+def test_pasted_text_parts():
+    text = ('(RolloutManager pid=9) Traceback (most recent call last):\n'
+            '(RolloutManager pid=9)   File "/root/slime/slime/ray/rollout.py", line 10, in f\n'
+            "(RolloutManager pid=9) ValueError: bad thing 3\n")
+    assert traceback_frames(text) == [("/root/slime/slime/ray/rollout.py", 10)]
+    assert error_message_of(text) == "bad thing 3"
+    assert error_message_of("just some words\n\n") == "just some words"
+
+
+def test_slime_frames_are_named_by_their_repo_path():
+    from core.knowledge.errors import slime_frames
+
+    text = ('  File "/root/slime/train.py", line 3, in <module>\n'
+            '  File "/root/slime/slime/ray/rollout.py", line 10, in f\n'
+            '  File "/usr/lib/python3.11/site-packages/slime/utils/misc.py", line 7, in g\n'
+            '  File "/usr/lib/python3.11/site-packages/torch/nn/x.py", line 9, in h\n'
+            '  File "C:\\work\\slime_plugins\\models\\m.py", line 2, in k\n'
+            '  File "/x/slime/a`](javascript:x)`.py", line 1, in z\n')
+    assert slime_frames(text) == [("slime_plugins/models/m.py", 2), ("slime/utils/misc.py", 7),
+                                  ("slime/ray/rollout.py", 10), ("train.py", 3)]
+
+
+def test_matching_on_the_line_then_on_the_fixed_words(tmp_path):
+    (tmp_path / "slime").mkdir()
+    (tmp_path / "slime" / "a.py").write_text(SOURCE)
+    index = build_error_index(tmp_path)
+    by_line = match_error('File "/opt/x/slime/a.py", line 8, in check\nValueError: whatever', index)
+    assert [(m.how, m.entry.line) for m in by_line][:1] == [("traceback-line", 8)]
+    by_words = match_error("ValueError: unknown mode 'zz'; choose a or b", index)
+    assert [(m.how, m.entry.line) for m in by_words] == [("message", 8)]
+    assert match_error("ValueError: choose a or b; unknown mode", index) == []  # pieces out of order
+    assert match_error("x" * 500_000, index) == []
+
+
+def test_committed_index_covers_slime_at_the_pin():
+    index = load_error_index()
+    assert index.commit == "624b824a" and len(index.entries) > 500
+    temp = next(e for e in index.entries if e.template.startswith("--rollout-temperature must be > 0"))
+    assert temp.id == "slime/utils/arguments.py:1771" and temp.function == "slime_validate_args"
+
+
+def test_rule_table_names_real_messages_and_real_rules():
+    index = load_error_index()
+    for link in load_rule_links():
+        hits = [e for e in index.entries if e.path == link.path and link.contains in e.template]
+        assert hits, link
+        for code in link.rules:
+            assert code in LAUNCH_RULES or code in DATA_RULES, code
+    kl = next(e for e in index.entries if e.template == "Only one of kl_coef and kl_loss_coef can be set")
+    assert [r for link in links_for(kl) for r in link.rules] == ["SLIME003"]
+
+
+@pytest.mark.skipif(not (SLIME / "slime").is_dir(), reason="needs the slime checkout at /work/src/slime")
+def test_committed_index_is_what_the_tool_writes_at_the_pin():
+    rebuilt = build_error_index(SLIME, "624b824a")
+    assert index_to_json(rebuilt) == ERRORS_PATH.read_bytes()
+
+
+def test_the_tool_writes_an_index_and_refuses_what_is_not_a_checkout(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_error_index", Path(__file__).resolve().parent.parent
+                                                  / "tools" / "build_error_index.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    (tmp_path / "slime").mkdir()
+    (tmp_path / "slime" / "a.py").write_text(SOURCE)
+    out = tmp_path / "errors.json"
+    assert tool.main([str(tmp_path), "--commit", "abcdef12", "--out", str(out)]) == 0
+    assert load_error_index(out).entries[0].source == "slime/a.py:5@abcdef12"
+    assert "5 messages (1 asserts, 4 raises)" in capsys.readouterr().out
+    assert tool.main([str(tmp_path / "nothing"), "--out", str(out)]) == 2

@@ -1,0 +1,161 @@
+"""AppTest of the Ask page, the flag reference page, the Ask box on every page and the flag links."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from core.memory.profile import Profile
+from core.memory.store import Store
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
+# An unescaped tag, or a link anywhere but to the upstream sources we cite.
+ACTIVE = re.compile(r"(?<!\\)<(img|script)|(?<!\\)\]\((?!https://github\.com/)(https?|javascript):")
+
+
+def rendered(at) -> list[str]:
+    out = [e.value for e in (*at.markdown, *at.caption, *at.info, *at.success, *at.warning, *at.error)]
+    return out + [e.label for e in at.expander]
+
+
+def flat(at) -> str:
+    return " ".join(rendered(at)).replace("\\", "")
+
+
+def test_ask_page_finds_a_pasted_traceback_and_explains_it_inert(app_env, make_app):
+    at = make_app("pages/ask.py")
+    at.query_params["q"] = ('Traceback (most recent call last):\n  File "/root/slime/slime/utils/arguments.py", '
+                            'line 1846, in slime_validate_args\nAssertionError: Only one of kl_coef and '
+                            'kl_loss_coef can be set <img src=x onerror=alert(1)> [x](http://evil.example)')
+    at.run()
+    assert not at.exception
+    assert at.text_area(key="ask_query").value.startswith("Traceback")
+    assert [s.value for s in at.subheader][0] == "slime error messages"
+    assert at.expander[0].label.replace("\\", "") == "AssertionError: Only one of kl_coef and kl_loss_coef can be set"
+    text = flat(at)
+    assert "Your traceback points at this line: /root/slime/slime/utils/arguments.py, line 1846" in text
+    assert "passes through slime at" in text and "slime/utils/arguments.py:1846@624b824a" in text
+    assert "slime_validate_args" in text and "SLIME003" in text and "slime/utils/arguments.py:1846@624b824a" in text
+    assert not any(ACTIVE.search(t) for t in rendered(at))
+
+
+def test_ask_page_typed_query_groups_results_and_links_flags(app_env, make_app):
+    at = make_app("pages/ask.py").run()
+    assert not at.exception and any("Type or paste" in i.value for i in at.info)
+    at.text_area(key="ask_query").input("rollout_batch_size").run()
+    assert not at.exception
+    assert at.subheader[0].value == "Flags"
+    first_link = at.get("page_link")[0].proto
+    assert (first_link.page, first_link.query_string) == ("flags", "flag=--rollout-batch-size")
+    assert first_link.label.replace("\\", "") == "--rollout-batch-size (slime)"
+    at.multiselect(key="ask_kinds").set_value(["rule"]).run()
+    assert {s.value for s in at.subheader} == {"Our checks"}
+    at.text_area(key="ask_query").input("qqzzxxyy").run()
+    assert any("Nothing found" in i.value for i in at.info)
+
+
+def test_flag_reference_opens_a_linked_flag_with_everything_the_source_says(app_env, make_app):
+    at = make_app("pages/flags.py")
+    at.query_params["flag"] = "--rollout-batch-size"
+    at.run()
+    assert not at.exception
+    assert at.text_input(key="fl_query").value == "--rollout-batch-size"
+    assert at.subheader[0].value == "--rollout-batch-size"
+    text = flat(at)
+    assert "unset" in text and "slime/utils/arguments.py:690@624b824a" in text and "The number of prompts" in text
+    assert re.search(r"Set by \d+ of \d+ launch scripts", text)
+    values = at.dataframe[1].value
+    assert "32" in list(values["value"])
+    links = [e.proto for e in at.get("page_link") if e.proto.page == "knowledge"]
+    assert any(link.query_string == "card=batch-size" for link in links)
+    assert any("slime's messages that check it" in e.label for e in at.expander)
+    assert "slime/utils/arguments.py:1974@624b824a" in flat(at)
+
+
+def test_flag_reference_takes_any_link_inert(app_env, make_app):
+    at = make_app("pages/flags.py")
+    at.query_params["flag"] = "<script>alert(1)</script>" + "-" * 5000
+    at.run()
+    assert not at.exception
+    assert len(at.text_input(key="fl_query").value) == 200
+    assert not any(ACTIVE.search(t) for t in rendered(at))
+
+
+def test_flag_reference_filters_and_suggests(app_env, make_app):
+    at = make_app("pages/flags.py").run()
+    assert not at.exception
+    total = len(at.dataframe[0].value)
+    at.multiselect(key="fl_owner").set_value(["router"]).run()
+    frame = at.dataframe[0].value
+    assert 0 < len(frame) < total and set(frame["owner"]) == {"router"}
+    at.multiselect(key="fl_owner").set_value([]).run()
+    at.toggle(key="fl_deprecated").set_value(True).run()
+    assert all(at.dataframe[0].value["deprecated"])
+    at.toggle(key="fl_deprecated").set_value(False).run()
+    at.text_input(key="fl_query").input("--rolout-batch-sise").run()
+    assert "Did you mean --rollout-batch-size" in flat(at)
+    at.text_input(key="fl_query").input("<img src=x>").run()
+    assert not at.exception and not any(ACTIVE.search(t) for t in rendered(at))
+
+
+def test_flag_reference_follows_the_checkout_named_on_the_checker(app_env, make_app, tmp_path, monkeypatch):
+    checkout = tmp_path / "my-slime"
+    (checkout / "slime" / "utils").mkdir(parents=True)
+    (checkout / "slime" / "utils" / "arguments.py").write_text("def broken(:\n")
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8))
+    at = make_app("pages/check_args.py").run()
+    at.text_input(key="ca_checkout").input(str(checkout)).run()
+    assert not at.exception
+    at.switch_page("pages/flags.py").run()
+    assert not at.exception
+    text = flat(at)
+    assert "Following your slime checkout" in text and "my-slime" in text
+    assert "bundled catalog" in text  # the broken checkout is said so, and the bundled flags stand in
+
+
+def test_every_page_has_the_ask_box_in_the_sidebar(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8))
+    for page in ("pages/home.py", "pages/check_args.py", "pages/knowledge.py", "pages/flags.py", "pages/ask.py"):
+        at = make_app(page).run()
+        assert not at.exception, page
+        assert [t.key for t in at.sidebar.text_input] == ["ask_box_sidebar"], page
+    home = make_app("pages/home.py").run()
+    assert "ask_box_home" in [t.key for t in home.main.text_input]
+
+
+def test_findings_and_cards_link_flags_to_the_reference(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8))
+    at = make_app("pages/check_args.py").run()
+    at.text_area(key="ca_text").input((FIXTURES / "typo_and_batch.sh").read_text()).run()
+    assert any("Flag reference: [" in e.value and "](flags?flag=--" in e.value for e in at.error)
+    at = make_app("pages/knowledge.py")
+    at.query_params["card"] = "batch-size"
+    at.run()
+    assert not at.exception
+    assert any("](flags?flag=--rollout-batch-size)" in m.value for m in at.markdown)
+
+
+def test_ask_page_matches_errors_in_the_users_checkout(app_env, make_app, tmp_path, monkeypatch):
+    checkout = tmp_path / "mine"
+    (checkout / "slime" / "utils").mkdir(parents=True)
+    (checkout / "slime" / "utils" / "arguments.py").write_text(
+        "def validate(args):\n    assert args.x > 1, f'x must exceed one, got {args.x}'\n")
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8))
+    at = make_app("pages/check_args.py").run()
+    at.text_input(key="ca_checkout").input(str(checkout)).run()
+    at.switch_page("pages/ask.py").run()
+    at.text_area(key="ask_query").input("AssertionError: x must exceed one, got 0").run()
+    assert not at.exception
+    assert at.subheader[0].value == "In your slime checkout"
+    assert "slime/utils/arguments.py:2" in flat(at)
+
+
+def test_a_draft_lists_its_flags_linked_to_the_reference(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/grpo.py").run()
+    assert not at.exception
+    box = next(e for e in at.expander if e.label.startswith("Flag reference for the"))
+    text = " ".join(m.value for m in box.markdown)
+    assert "](flags?flag=--rollout-batch-size)" in text and "](flags?flag=--colocate)" in text
