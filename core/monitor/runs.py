@@ -183,22 +183,35 @@ def run_label(root: Path, run_dir: Path) -> str:
     return root.name if rel == "." else rel
 
 
+def files_key(paths: list[Path]) -> tuple[list[os.stat_result], str]:
+    """The files' stats and the cache key of a run made of them (name, size and modification time of each)."""
+    stats = [p.stat() for p in paths]
+    return stats, run_key([(str(p), st.st_size, st.st_mtime_ns) for p, st in zip(paths, stats, strict=True)])
+
+
+def cached_run(cache, key: str, name: str | None, label: str, on_progress: ProgressFn | None) -> RunData | None:
+    """A run read before from exactly these files, renamed when a name is given and marked cached; None on a
+    miss."""
+    hit = load_blob(cache, key, RunData) if cache is not None else None
+    if hit is None:
+        return None
+    hit.name = name or hit.name
+    for f in hit.files:
+        f.how = "cached"
+    if on_progress is not None:
+        on_progress(1.0, label)
+    return hit
+
+
 def read_run(run_dir: str | Path, *, name: str | None = None, cache=None, on_progress: ProgressFn | None = None,
              files: list[Path] | None = None) -> RunData:
     """Read every event file of a run (with the cache when given), then stitch each tag."""
     run_dir = Path(run_dir)
     paths = files if files is not None else list_event_files(run_dir)
-    stats = [p.stat() for p in paths]
-    key = run_key([(str(p), st.st_size, st.st_mtime_ns) for p, st in zip(paths, stats, strict=True)])
-    if cache is not None:
-        hit = load_blob(cache, key, RunData)
-        if hit is not None:
-            hit.name = name or run_dir.name
-            for f in hit.files:
-                f.how = "cached"
-            if on_progress is not None:
-                on_progress(1.0, run_dir.name)
-            return hit
+    stats, key = files_key(paths)
+    hit = cached_run(cache, key, name or run_dir.name, run_dir.name, on_progress)
+    if hit is not None:
+        return hit
     run = RunData(name=name or run_dir.name, path=str(run_dir))
     sizes = [max(1, st.st_size) for st in stats]
     total = float(sum(sizes)) or 1.0

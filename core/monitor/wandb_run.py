@@ -17,9 +17,19 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from core.monitor.cache import get_json, load_blob, path_id, run_key, scan_key, set_json, store_blob
+from core.monitor.cache import get_json, load_blob, path_id, scan_key, set_json, store_blob
 from core.monitor.events import accumulator_keep_mask
-from core.monitor.runs import MAX_DIRS_WALKED, MAX_RUNS, FileReport, ProgressFn, RunData, iter_dirs, stitch
+from core.monitor.runs import (
+    MAX_DIRS_WALKED,
+    MAX_RUNS,
+    FileReport,
+    ProgressFn,
+    RunData,
+    cached_run,
+    files_key,
+    iter_dirs,
+    stitch,
+)
 from core.monitor.wandb_log import WandbRunInfo, WandbScan, merge_wandb, scan_wandb_bytes
 from core.paths import open_regular
 
@@ -143,17 +153,10 @@ def read_wandb_run(files: list[Path], *, name: str | None = None, cache=None,
     """Read the run files of one W&B run (with the cache when given), order them by start time, stitch."""
     paths = [Path(p) for p in files]
     location = run_location(paths)
-    stats = [p.stat() for p in paths]
-    key = run_key([(str(p), st.st_size, st.st_mtime_ns) for p, st in zip(paths, stats, strict=True)])
-    if cache is not None:
-        hit = load_blob(cache, key, RunData)
-        if hit is not None:
-            hit.name = name or hit.name
-            for f in hit.files:
-                f.how = "cached"
-            if on_progress is not None:
-                on_progress(1.0, location.name)
-            return hit
+    stats, key = files_key(paths)
+    hit = cached_run(cache, key, name, location.name, on_progress)
+    if hit is not None:
+        return hit
     sizes = [max(1, st.st_size) for st in stats]
     total = float(sum(sizes)) or 1.0
     done = 0.0
