@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.batch import BATCH_CARD, BatchPlan, BatchPlanInputs, plan_batch
 from core.memory.profile import MAX_GPUS
-from ui.common import active_profile, ensure_app_frame, plain
+from ui.common import active_profile, cited, ensure_app_frame, plain
 from ui.memory import InputMemory
 
 ensure_app_frame()
@@ -97,7 +97,7 @@ def show_plan(plan: BatchPlan) -> None:
     if eq.fixes:
         st.markdown("**Exact fixes** (each one, alone or with the flag it names, makes the numbers fit):")
         st.markdown("\n".join(f"- {plain(f.message)}" for f in eq.fixes))
-    st.caption(f"Source: {plain(eq.source)}")
+    st.caption(f"Source: {cited(eq.source)}")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Samples per rollout", eq.samples_per_rollout)
     m2.metric("Global batch slime uses", eq.effective_global_batch_size if eq.effective_global_batch_size is not None
@@ -111,7 +111,7 @@ def show_plan(plan: BatchPlan) -> None:
             _BOX[check.status](plain(check.message), icon=_ICON[check.status])
             if check.fixes:
                 st.markdown("\n".join(f"- {plain(f)}" for f in check.fixes))
-            st.caption(f"Source: {plain(check.source)}")
+            st.caption(f"Source: {cited(check.source)}")
     if plan.total_optimizer_steps is not None:
         st.metric(f"Optimizer steps over {plan.inputs.num_rollout} rollouts", plan.total_optimizer_steps)
     for note in plan.notes:
