@@ -117,13 +117,18 @@ def divisors(value: int) -> list[int]:
     return small + large[::-1]
 
 
+def _nearest_divisors(value: int, around: int) -> list[int]:
+    """The divisors of `value` just below and just above `around` (those that exist)."""
+    divs = divisors(value)
+    below = [d for d in divs if d < around]
+    above = [d for d in divs if d > around]
+    return ([below[-1]] if below else []) + ([above[0]] if above else [])
+
+
 def nearest_whole_step_batches(samples: int, global_batch_size: int) -> list[BatchFix]:
     """The divisors of the rollout's sample count just below and above a global batch that does not divide it."""
-    divs = divisors(samples)
-    below = [d for d in divs if d < global_batch_size]
-    above = [d for d in divs if d > global_batch_size]
     out = []
-    for d in ([below[-1]] if below else []) + ([above[0]] if above else []):
+    for d in _nearest_divisors(samples, global_batch_size):
         out.append(BatchFix(variable="global_batch_size", flag="--global-batch-size", current=global_batch_size,
                             value=d, message=(f"or set --global-batch-size {d}: {samples // d} whole optimizer "
                                               f"step(s) per rollout, nothing dropped")))
@@ -391,14 +396,6 @@ class BatchPlan(BaseModel):
             if s in statuses:
                 return s
         return "ok"
-
-
-def _nearest_divisors(value: int, around: int) -> list[int]:
-    """The divisors of `value` just below and just above `around` (those that exist)."""
-    divs = divisors(value)
-    below = [d for d in divs if d < around]
-    above = [d for d in divs if d > around]
-    return ([below[-1]] if below else []) + ([above[0]] if above else [])
 
 
 def _micro_fixes(samples: int, gbs: int, mbs: int, dp: int, steps: int | None) -> list[str]:
