@@ -1,4 +1,9 @@
-"""Run every benchmarks/bench_*.py in turn with its default arguments and print its figures."""
+"""Run every benchmarks/bench_*.py in turn with its default arguments and print its figures.
+
+The scripts: bench_args (launch-script checker), bench_browser (real-browser timings), bench_data (dataset
+checker), bench_idle (idle CPU of the server as `make run` starts it), bench_monitor, bench_reader_hostile,
+bench_search, bench_startup (the command line), bench_tokens, bench_wandb.
+"""
 
 from __future__ import annotations
 

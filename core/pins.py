@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from urllib.parse import quote
 
 SLIME_COMMIT = "624b824a898ab0ec1fcb4d373004c7f3852bf515"
@@ -78,3 +80,20 @@ def link_citations(markdown: str) -> str:
         return f"[`{m.group(1)}`]({url})" if url else m.group(0)
 
     return _INLINE_CITATION.sub(_link, markdown)
+
+
+# -- where the pinned upstream checkouts are (the tests and tools read them; the app never needs them) -----------
+SOURCES_ENV = "SLIME_ASSISTANT_SOURCES"
+SOURCE_NAMES = ("slime", "megatron", "sglang", "router")
+_SOURCE_SUBDIR = {"slime": "slime", "megatron": "megatron", "sglang": "sglang_whl", "router": "router"}
+_DEFAULT_SOURCES = {"slime": "/work/src/slime", "megatron": "/work/src/megatron", "sglang": "/work/src/sglang_whl",
+                    "router": "/tmp/router/x"}
+
+
+def pinned_source_dir(name: str, env: dict[str, str] | None = None) -> Path:
+    """The folder holding one pinned upstream source: `$SLIME_ASSISTANT_SOURCES/<slime|megatron|sglang_whl|router>`
+    (what `make sources` fills), else the historical defaults (/work/src/..., /tmp/router/x)."""
+    if name not in _SOURCE_SUBDIR:
+        raise ValueError(f"unknown source {name!r}; one of {', '.join(SOURCE_NAMES)}")
+    base = (os.environ if env is None else env).get(SOURCES_ENV, "").strip()
+    return Path(base).expanduser() / _SOURCE_SUBDIR[name] if base else Path(_DEFAULT_SOURCES[name])

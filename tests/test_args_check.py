@@ -18,6 +18,7 @@ from core.launch.check import (
     rule_context,
 )
 from core.launch.rules import layout, megatron, modes, sglang, slime
+from core.pins import pinned_source_dir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
 
@@ -532,7 +533,7 @@ def test_hostile_input_gives_findings_never_a_crash(text):
     assert len(report.findings) < 300  # repeated notes and unknown flags are summed up, not listed forever
 
 
-SLIME_SRC = Path("/work/src/slime")
+SLIME_SRC = pinned_source_dir("slime")
 
 
 @pytest.mark.parametrize(("code", "expected_text"), [

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
+from core.pins import pinned_source_dir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "scripts"
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,7 +140,7 @@ def test_a_broken_checkout_is_a_warning_and_the_bundled_catalog_is_used(capsys, 
     ("scripts/low_precision/run-qwen3-30b-a3b-fp8.sh", 28),
 ], ids=str)
 def test_upstream_scripts_that_source_a_missing_model_script(capsys, script, line):
-    path = Path("/work/src/slime") / script
+    path = pinned_source_dir("slime") / script
     if not path.is_file():
         pytest.skip("slime sources not extracted here")
     rc, out, _ = run_cli(capsys, str(path), "--format", "json")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from core.knowledge.cards import CARDS_DIR
+from core.pins import pinned_source_dir
 
-SLIME_ROOT = Path("/work/src/slime")
+SLIME_ROOT = pinned_source_dir("slime")
 DOCS_EN = SLIME_ROOT / "docs" / "en"
 
 # docs/en page (relative to docs/en) -> the cards that cover its topic. Blog posts are announcements, not

@@ -16,6 +16,7 @@ from core.launch.catalog import (
     load_catalog,
 )
 from core.launch.catalog_build import DESCRIPTIONS, FilePatch, apply_patch, build_catalog, parse_unified_diff
+from core.pins import pinned_source_dir
 
 
 @pytest.fixture(scope="module")
@@ -536,8 +537,8 @@ def test_not_a_slime_checkout(tmp_path):
 
 # -- against the real pinned sources (only where they are present; CI has none) ---------------------
 
-REAL = {"slime": Path("/work/src/slime"), "megatron": Path("/work/src/megatron"),
-        "sglang": Path("/work/src/sglang_whl"), "router": Path("/tmp/router/x")}
+REAL = {"slime": pinned_source_dir("slime"), "megatron": pinned_source_dir("megatron"),
+        "sglang": pinned_source_dir("sglang"), "router": pinned_source_dir("router")}
 
 
 @pytest.mark.skipif(not all(p.is_dir() for p in REAL.values()), reason="pinned upstream sources not available")

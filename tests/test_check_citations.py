@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from core.pins import pinned_source_dir
+
 TOOL = Path(__file__).resolve().parent.parent / "tools" / "check_citations.py"
-ROOTS = {"slime": Path("/work/src/slime"), "megatron": Path("/work/src/megatron"),
-         "sglang": Path("/work/src/sglang_whl")}
+ROOTS = {"slime": pinned_source_dir("slime"), "megatron": pinned_source_dir("megatron"),
+         "sglang": pinned_source_dir("sglang")}
 
 
 @pytest.fixture(scope="module")

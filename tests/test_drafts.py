@@ -7,7 +7,6 @@ import re
 import shlex
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -30,8 +29,9 @@ from core.knowledge.cards import SOURCE_RE
 from core.launch import check as args_check
 from core.memory.profile import Profile
 from core.model_scripts import match_model
+from core.pins import pinned_source_dir
 
-SLIME_SRC = Path("/work/src/slime")
+SLIME_SRC = pinned_source_dir("slime")
 HOSTILE_PATH = "/data/my set/$(reboot).jsonl"
 
 

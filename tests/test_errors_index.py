@@ -21,8 +21,9 @@ from core.knowledge.errors import (
     traceback_frames,
 )
 from core.launch import RULES as LAUNCH_RULES
+from core.pins import pinned_source_dir
 
-SLIME = Path("/work/src/slime")
+SLIME = pinned_source_dir("slime")
 SOURCE = '''
 import os
 
@@ -127,7 +128,7 @@ def test_rule_table_names_real_messages_and_real_rules():
     assert [r for link in links_for(kl) for r in link.rules] == ["SLIME003"]
 
 
-@pytest.mark.skipif(not (SLIME / "slime").is_dir(), reason="needs the slime checkout at /work/src/slime")
+@pytest.mark.skipif(not (SLIME / "slime").is_dir(), reason="needs the pinned slime checkout (make sources)")
 def test_committed_index_is_what_the_tool_writes_at_the_pin():
     rebuilt = build_error_index(SLIME, "624b824a")
     assert index_to_json(rebuilt) == ERRORS_PATH.read_bytes()

@@ -23,8 +23,9 @@ from core.knowledge.flags import (
     script_usage,
 )
 from core.launch import load_catalog
+from core.pins import pinned_source_dir
 
-SLIME = Path("/work/src/slime")
+SLIME = pinned_source_dir("slime")
 ARGS_SOURCE = '''
 def add_slime_arguments(parser):
     def add_rollout_arguments(parser):
@@ -146,7 +147,7 @@ def test_committed_reference_matches_the_catalog():
     assert reference.scripts_read >= 40 and sum(1 for f in reference.flags.values() if f.help) > 1000
 
 
-@pytest.mark.skipif(not (SLIME / "scripts").is_dir(), reason="needs the slime checkout at /work/src/slime")
+@pytest.mark.skipif(not (SLIME / "scripts").is_dir(), reason="needs the pinned slime checkout (make sources)")
 def test_committed_usage_is_what_the_scripts_say():
     read, usage = script_usage(SLIME)
     reference = load_flag_reference()

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.knowledge.cards import CARDS_DIR, SOURCE_RE, Card, CardError, load_cards, parse_card, search_cards
-from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_COMMIT, SLIME_SHORT
+from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_COMMIT, SLIME_SHORT, pinned_source_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 CARD_IDS = sorted(p.stem for p in CARDS_DIR.glob("*.md"))
@@ -17,9 +17,9 @@ PINS = {SLIME_SHORT, MEGATRON_SHORT, SGLANG_VERSION}
 
 # Where the pinned upstream trees live on a development machine; citation checks skip when absent.
 UPSTREAM_ROOTS = {
-    SLIME_SHORT: Path("/work/src/slime"),
-    MEGATRON_SHORT: Path("/work/src/megatron"),
-    SGLANG_VERSION: Path("/work/src/sglang_whl"),
+    SLIME_SHORT: pinned_source_dir("slime"),
+    MEGATRON_SHORT: pinned_source_dir("megatron"),
+    SGLANG_VERSION: pinned_source_dir("sglang"),
 }
 CITATION_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+)(?::(\d+)(?:-(\d+))?)?@(" +
                          "|".join(re.escape(p) for p in PINS) + r")\b")

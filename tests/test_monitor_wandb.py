@@ -23,6 +23,7 @@ from core.monitor.views import XAxis, rollout_alignment, shown_table
 from core.monitor.wandb_log import BLOCK, CHUNK_HEADER, FILE_HEADER, scan_wandb_bytes, scan_wandb_file
 from core.monitor.wandb_run import read_wandb_run
 from core.monitor.wandb_synthetic import WANDB_FIRST, WANDB_RESUMED
+from core.pins import pinned_source_dir
 
 pytestmark = pytest.mark.wandb_sdk
 FIRST, RESUMED = WANDB_FIRST, WANDB_RESUMED
@@ -312,7 +313,7 @@ def test_config_says_how_many_optimizer_steps_per_rollout():
     assert steps_per_rollout_note({"rollout_batch_size": "x"}) is None
 
 
-SLIME_SRC = Path("/work/src/slime")
+SLIME_SRC = pinned_source_dir("slime")
 
 
 @pytest.mark.skipif(not SLIME_SRC.is_dir(), reason="needs the slime checkout at the pinned commit")

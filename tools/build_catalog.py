@@ -23,11 +23,12 @@ if str(ROOT) not in sys.path:
 
 from core.launch.catalog import CATALOG_PATH, catalog_to_json  # noqa: E402
 from core.launch.catalog_build import build_catalog, default_pins  # noqa: E402
+from core.pins import pinned_source_dir  # noqa: E402
 
-DEFAULT_SLIME = Path("/work/src/slime")
-DEFAULT_MEGATRON = Path("/work/src/megatron")
-DEFAULT_SGLANG = Path("/work/src/sglang_whl")
-DEFAULT_ROUTER = Path("/tmp/router/x")
+DEFAULT_SLIME = pinned_source_dir("slime")
+DEFAULT_MEGATRON = pinned_source_dir("megatron")
+DEFAULT_SGLANG = pinned_source_dir("sglang")
+DEFAULT_ROUTER = pinned_source_dir("router")
 
 
 def main(argv: list[str] | None = None) -> int:

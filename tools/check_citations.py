@@ -48,13 +48,13 @@ if str(ROOT) not in sys.path:
 
 import yaml  # noqa: E402
 
-from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT  # noqa: E402
+from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT, pinned_source_dir  # noqa: E402
 
 CARDS_DIR = ROOT / "knowledge" / "cards"
 CORE_DIR = ROOT / "core"
 ANCHORS_FILE = ROOT / "tools" / "citation_anchors.yaml"
-DEFAULT_ROOTS = {"slime": Path("/work/src/slime"), "megatron": Path("/work/src/megatron"),
-                 "sglang": Path("/work/src/sglang_whl")}
+DEFAULT_ROOTS = {"slime": pinned_source_dir("slime"), "megatron": pinned_source_dir("megatron"),
+                 "sglang": pinned_source_dir("sglang")}
 PIN_REPO = {SLIME_SHORT: "slime", MEGATRON_SHORT: "megatron", SGLANG_VERSION: "sglang"}
 
 CITE_RE = re.compile(r"(?<![\w/.\-])([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+|[A-Za-z0-9_.\-/]+/)(?::(\d+)(?:-(\d+))?)?"
