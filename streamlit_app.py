@@ -8,7 +8,10 @@ from core.memory.workflows import WORKFLOWS
 from core.pins import SLIME_DATE, SLIME_SHORT
 from ui.common import active_profile, ask_box, mark_app_frame, plain, show_store_notices
 
-st.set_page_config(page_title="slime assistant", page_icon=":material/science:", layout="wide")
+# The browser-tab icon is an emoji: Streamlit draws it as an inline SVG. A ":material/...:" icon there (the
+# page's own icon, or page_icon) is fetched from fonts.gstatic.com: the app makes no request off this machine.
+TAB_ICON = "🧪"
+st.set_page_config(page_title="slime assistant", page_icon=TAB_ICON, layout="wide")
 
 _workflow_pages = {wf.id: st.Page(wf.page, title=wf.title, icon=wf.icon) for wf in WORKFLOWS}
 
@@ -30,7 +33,7 @@ pages = {
     ],
 }
 
-page = st.navigation(pages)
+page = st.navigation(pages, expanded=True)  # every page listed, none behind "View more"
 
 with st.sidebar:
     ask_box("sidebar")

@@ -322,3 +322,47 @@ def test_sidebar_ask_opens_results_and_a_flag_link_opens_the_reference(browser, 
         assert page.url.endswith("/flags?flag=--rollout-batch-size")
     finally:
         _stop(proc)
+
+
+LOCAL_HOSTS = {"localhost", "127.0.0.1"}
+
+
+def test_every_page_is_listed_and_no_page_requests_another_host(browser, tmp_path):
+    """A first visit shows every page in the sidebar (no "View N more"), and visiting each page makes no
+    request outside this machine (the favicon included: a Material icon there is fetched from Google)."""
+    from urllib.parse import urlsplit
+
+    from playwright.sync_api import expect
+
+    sys.path.insert(0, str(ROOT))
+    from core.memory.workflows import WORKFLOWS
+
+    home = tmp_path / "home"
+    _seed_store(home)
+    port = _free_port()
+    proc = _start_server(port, home, tmp_path / "server.log")
+    outside: list[str] = []
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.on("request", lambda request: outside.append(request.url)
+                   if (urlsplit(request.url).hostname or "") not in LOCAL_HOSTS
+                   and urlsplit(request.url).scheme not in ("data", "blob", "about") else None)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port}/")
+        expect(page.get_by_text("Your profile: default")).to_be_visible()
+        nav = page.get_by_test_id("stSidebarNav")
+        assert nav.get_by_text(re.compile(r"^View \d+ more$")).count() == 0
+        titles = ["Home", "Profile", "What's done", *(wf.title for wf in WORKFLOWS), "Batch-size calculator",
+                  "Ask", "Flag reference", "Knowledge cards"]
+        for title in titles:
+            link = nav.get_by_role("link", name=title, exact=True)
+            expect(link).to_be_visible()
+            link.click()
+            expect(page.get_by_role("heading").first).to_be_visible()
+            page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(500)
+        context.close()
+    finally:
+        _stop(proc)
+    assert outside == [], f"requests outside this machine: {sorted(set(outside))[:10]}"
