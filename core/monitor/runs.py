@@ -268,8 +268,9 @@ def stitch(run: RunData) -> None:
             run.restarts.extend(_restart_marks(tag, steps, walls, files, run.files))
         run.series[tag] = Series(tag=tag, steps=steps[keep], values=values[keep], wall_times=walls[keep],
                                  files=files[keep])
-        if len(walls):
-            starts.append(float(np.nanmin(walls)))
+        known = walls[~np.isnan(walls)]  # a tag whose wall times are all NaN says nothing about the start
+        if len(known):
+            starts.append(float(known.min()))
     run.start_time = min(starts) if starts else None
 
 

@@ -1,0 +1,74 @@
+"""A newcomer's first hour (issue 21): an idle server, sources found where the tests look, no stray warnings."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.pins import SOURCE_NAMES, pinned_source_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_make_run_serves_without_a_file_watcher_and_make_dev_reloads():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["fileWatcherType"] == "none"
+    assert ".venv" in config["server"]["folderWatchBlacklist"]
+    makefile = (ROOT / "Makefile").read_text()
+    run = makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
+    dev = makefile.split("\ndev:", 1)[1].split("\n\n", 1)[0]
+    assert "fileWatcherType" not in run  # the project config's "none"
+    assert "--server.fileWatcherType auto" in dev and "--server.runOnSave true" in dev
+
+
+def test_make_sources_fetches_every_pin_into_the_folder_the_tests_read():
+    from core.pins import MEGATRON_COMMIT, SGLANG_VERSION, SLIME_COMMIT
+
+    makefile = (ROOT / "Makefile").read_text()
+    assert SLIME_COMMIT in makefile and MEGATRON_COMMIT in makefile
+    assert f"SGLANG_VERSION := {SGLANG_VERSION.removeprefix('v')}" in makefile
+    assert "ROUTER_VERSION := 0.3.2" in makefile
+    assert "export SLIME_ASSISTANT_SOURCES" in makefile
+    for folder in ("slime", "megatron", "sglang_whl", "router"):
+        assert f"$(SOURCES)/{folder}" in makefile
+
+
+def test_pinned_sources_follow_the_environment_variable(tmp_path):
+    env = {"SLIME_ASSISTANT_SOURCES": str(tmp_path)}
+    assert {n: pinned_source_dir(n, env) for n in SOURCE_NAMES} == {
+        "slime": tmp_path / "slime", "megatron": tmp_path / "megatron", "sglang": tmp_path / "sglang_whl",
+        "router": tmp_path / "router"}
+    assert pinned_source_dir("slime", {}) == Path("/work/src/slime")
+    assert pinned_source_dir("router", {"SLIME_ASSISTANT_SOURCES": "  "}) == Path("/tmp/router/x")
+    with pytest.raises(ValueError, match="unknown source"):
+        pinned_source_dir("verl", env)
+
+
+def test_the_tab_icon_is_drawn_locally():
+    import ast
+
+    tree = ast.parse((ROOT / "streamlit_app.py").read_text())
+    icon = next(n.value.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                and getattr(n.targets[0], "id", "") == "TAB_ICON")
+    assert not icon.startswith(":material") and len(icon) == 1  # an emoji: an inline SVG, no font server
+
+
+def test_a_tag_whose_wall_times_are_all_nan_reads_without_a_warning(tmp_path):
+    from tensorboardX import SummaryWriter
+
+    from core.monitor.runs import read_run
+
+    writer = SummaryWriter(str(tmp_path / "run"))
+    for step in range(3):
+        writer.add_scalar("train/loss", 1.0 / (step + 1), step, walltime=float("nan"))
+        writer.add_scalar("rollout/raw_reward", 0.1 * step, step, walltime=1_700_000_000.0 + step)
+    writer.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = read_run(tmp_path / "run")
+    assert np.isnan(run.series["train/loss"].wall_times).all()
+    assert run.start_time == pytest.approx(1_700_000_000.0)
