@@ -20,8 +20,8 @@ from ui.common import (
     ensure_app_frame,
     plain,
     profile_caption,
+    profile_or_guest,
     remember_launch_keys,
-    require_profile,
     show_findings,
 )
 from ui.memory import PageMemory
@@ -145,7 +145,7 @@ def record(report: CheckReport) -> None:
 
 
 st.title("Check my launch script")
-profile = require_profile()
+profile = profile_or_guest()  # works before the first-visit questions; invites them
 profile_caption(profile)
 memory = PageMemory("check_args", "ca", profile)
 st.markdown(

@@ -31,7 +31,7 @@ from ui.common import (
     ensure_app_frame,
     plain,
     profile_caption,
-    require_profile,
+    profile_or_guest,
     saved_launch_keys,
     show_findings,
 )
@@ -321,7 +321,7 @@ def show_tokens(report: DataReport) -> None:
                     language=None, wrap_lines=True)
 
 
-profile = require_profile()
+profile = profile_or_guest()  # works before the first-visit questions; invites them
 st.title("Check my data")
 profile_caption(profile)
 memory = PageMemory("check_data", "cd", profile)

@@ -33,7 +33,7 @@ from ui.common import (
     get_store,
     plain,
     profile_caption,
-    require_profile,
+    profile_or_guest,
     show_findings,
 )
 from ui.memory import PageMemory
@@ -49,7 +49,7 @@ STATUS_UI = {"ok": (st.success, ":material/check_circle:"), "warn": (st.warning,
              "fail": (st.error, ":material/error:"), "unknown": (st.info, ":material/help:")}
 
 st.title("Monitor training")
-profile = require_profile()
+profile = profile_or_guest()  # works before the first-visit questions; invites them
 profile_caption(profile)
 memory = PageMemory("monitor", "mon", profile)
 st.write("Load the TensorBoard logs or W&B run files of one or more slime runs to see their curves the way "
@@ -80,7 +80,7 @@ with st.expander("Turn TensorBoard logging on in slime", expanded=False):
     c1, c2 = st.columns(2)
     project = memory.widget(c1.text_input, "Project (--tb-project-name)", "tb_project", "slime")
     experiment = memory.widget(c2.text_input, "Experiment (--tb-experiment-name)", "tb_experiment",
-                               f"{profile.model}-grpo")
+                               f"{profile.model or 'my-model'}-grpo")
     st.code(draft_tensorboard_flags(project.strip() or "slime", experiment.strip() or "run1"), language="bash")
     st.caption(f"Add these to the launch script's arguments ({plain(SRC_TB_ARGS)}). slime then writes to "
                f"tensorboard_log/<project>/<experiment>, or to $TENSORBOARD_DIR when that is set "

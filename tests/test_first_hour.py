@@ -72,3 +72,13 @@ def test_a_tag_whose_wall_times_are_all_nan_reads_without_a_warning(tmp_path):
         run = read_run(tmp_path / "run")
     assert np.isnan(run.series["train/loss"].wall_times).all()
     assert run.start_time == pytest.approx(1_700_000_000.0)
+
+
+def test_the_monitor_and_the_calculator_work_before_the_first_visit_questions(app_env, make_app):
+    for page in ("pages/monitor.py", "pages/batch_calculator.py", "pages/ask.py"):
+        at = make_app(page).run()
+        assert not at.exception, page
+        assert not any("Tell us your model" in i.value for i in at.info), page
+    at = make_app("pages/monitor.py").run()
+    assert any("No profile yet: this page works without one" in c.value for c in at.caption)
+    assert at.text_input(key="mon_tb_experiment").value == "my-model-grpo"

@@ -21,9 +21,17 @@ def texts(elements) -> str:
     return " ".join(e.value for e in elements).replace("\\", "")
 
 
-def test_page_asks_for_a_profile_first(app_env, make_app):
+def test_page_works_before_the_first_visit_questions_and_invites_them(app_env, make_app):
     at = make_app(PAGE).run()
-    assert not at.exception and any("first" in i.value for i in at.info)
+    assert not at.exception
+    assert any("No profile yet: this page works without one" in c.value for c in at.caption)
+    assert at.number_input(key="ca_gpus").value == 8  # a stand-in until the profile says otherwise
+    at.text_area(key="ca_text").input((FIXTURES / "typo_and_batch.sh").read_text()).run()
+    assert not at.exception and "ARG001" in texts(at.error)
+    store = Store(app_env)
+    assert store.active_profile() is None  # nothing answered for the user
+    [checked] = store.accepted("default", "check_args")  # kept for the profile the questions will create
+    assert "error(s)" in checked.summary
 
 
 def test_the_calculator_has_its_own_page_and_takes_the_scripts_numbers(app_env, make_app):

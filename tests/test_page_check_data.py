@@ -38,11 +38,14 @@ def upload_and_check(at, name: str, content: bytes):
     return at
 
 
-def test_page_asks_for_a_profile_first(app_env, make_app):
+def test_page_works_before_the_first_visit_questions_and_invites_them(app_env, make_app):
     at = make_app(PAGE).run()
     assert not at.exception
-    assert any("first" in i.value for i in at.info)
-    assert not [b for b in at.button if b.key == "cd_run"]
+    assert any("No profile yet: this page works without one" in c.value for c in at.caption)
+    at.text_input(key="cd_input_key").input("prompt")
+    at = upload_and_check(at, "train.jsonl", b'{"prompt": "What is 1 + 1?", "label": "2"}\n')
+    assert any("checked in" in s.value for s in (*at.success, *at.caption, *at.markdown, *at.info))
+    assert Store(app_env).accepted("default", "check_data")
 
 
 def test_a_good_upload_is_done_and_recorded(app_env, make_app):

@@ -76,7 +76,30 @@ def require_profile() -> Profile:
     return profile
 
 
+GUEST_GPUS = 8  # what the tool pages assume before the first-visit questions are answered
+
+
+def profile_or_guest() -> Profile:
+    """The saved profile, or before the first-visit questions a stand-in for the profile they will create.
+
+    The tool pages (checker, data check, monitor) work at once: a user who only wants to check a script is
+    invited to answer the questions, not stopped. What they do there is kept under the name the answers will
+    be saved as, so it is still there (inputs, What's done) once they answer.
+    """
+    profile = active_profile()
+    if profile is not None:
+        return profile
+    return Profile.model_construct(name="default", model="", data_path="", gpus_total=GUEST_GPUS,
+                                   gpus_per_node=None)
+
+
 def profile_caption(profile: Profile) -> None:
+    if active_profile() is None:
+        with st.container(border=True):
+            st.caption("No profile yet: this page works without one. Answering the three questions on Home "
+                       "(model, data file, GPUs) pre-fills it and every other page.")
+            st.page_link("pages/home.py", label="Answer the three questions", icon=":material/arrow_forward:")
+        return
     nodes = f" over {profile.nodes} nodes of {profile.per_node}" if profile.nodes > 1 else ""
     st.caption(f"Profile **{plain(profile.name)}**: model {plain(profile.model)}, data "
                f"{plain(profile.data_path)}, {profile.gpus_total} GPU(s){nodes}. Change these on the Profile page.")
