@@ -554,3 +554,36 @@ def check_micro_batch_split(global_batch_size: int, micro_batch_size: int, data_
                 f"of the data-parallel size {dp}; Megatron started (--decrease-batch-size-if-needed rounds its own "
                 "count down) but slime's static schedule stops at the first training step.")))
     return base
+
+
+# The calculator's inputs, by the launch flag that sets each (a switch for dynamic batching).
+PLAN_FLAGS = {
+    "rollout_batch_size": "--rollout-batch-size",
+    "n_samples_per_prompt": "--n-samples-per-prompt",
+    "global_batch_size": "--global-batch-size",
+    "num_steps_per_rollout": "--num-steps-per-rollout",
+    "tensor_parallel": "--tensor-model-parallel-size",
+    "pipeline_parallel": "--pipeline-model-parallel-size",
+    "context_parallel": "--context-parallel-size",
+    "micro_batch_size": "--micro-batch-size",
+    "num_rollout": "--num-rollout",
+}
+DYNAMIC_FLAG = "--use-dynamic-batch-size"
+
+
+def plan_inputs_from_flags(values: dict[str, str | None], *, training_gpus: int | None) -> BatchPlanInputs:
+    """The calculator's inputs exactly as a launch script sets them: every input from the script, and the ones
+    it does not set (or sets to a value the reader could not resolve) left absent, never kept from elsewhere.
+
+    `values` maps each flag the script passes to its value text (None for a switch or an unresolved value).
+    """
+    fields: dict[str, int | bool | None] = {}
+    for name, flag in PLAN_FLAGS.items():
+        text = (values.get(flag) or "").strip()
+        number = int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else None
+        if number is not None and name in ("tensor_parallel", "pipeline_parallel", "context_parallel"):
+            fields[name] = max(number, 1)
+        elif number is not None and number <= MAX_BATCH_VALUE:
+            fields[name] = number
+    parallel = {k: fields.pop(k, 1) for k in ("tensor_parallel", "pipeline_parallel", "context_parallel")}
+    return BatchPlanInputs(**fields, **parallel, training_gpus=training_gpus, dynamic_batching=DYNAMIC_FLAG in values)

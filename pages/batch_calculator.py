@@ -126,6 +126,9 @@ st.markdown(
 st.page_link("pages/knowledge.py", label="Read the batch-size card", icon=":material/menu_book:",
              query_params={"card": BATCH_CARD})
 inputs = Inputs()
+if handed_from := st.session_state.pop("bc_prefill_from", None):
+    st.info(f"Every field below is set from {plain(handed_from)}: an empty box is a flag it does not set "
+            "(slime's or Megatron's default applies).", icon=":material/input:")
 if ignored := st.session_state.pop("bc_link_ignored", None):
     st.caption(f"The link's value for '{plain(ignored)}' is not a whole number in range, so it was left out.")
 

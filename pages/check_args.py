@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.batch import plan_inputs_from_flags
 from core.cli.check_args import report_json
 from core.data.rules import DataKeys, keys_from_launch
 from core.findings import Severity, dumps
@@ -95,16 +96,23 @@ def categories_table(report: CheckReport) -> None:
 
 
 def open_in_calculator(report: CheckReport | None) -> None:
-    """A link to the batch-size calculator, carrying this script's batch numbers and GPUs when it has them."""
+    """A button to the batch-size calculator that sets every one of its fields from this script: what the
+    script sets is carried over, what it does not set is cleared there (never kept from an earlier visit)."""
     batch = report.summary.get("batch") if report is not None else None
     if not batch:
         st.page_link("pages/batch_calculator.py", label="Open the batch-size calculator", icon=":material/calculate:")
         return
-    handed = {"rbs": batch["rollout_batch_size"], "n": batch["n_samples_per_prompt"],
-              "gbs": batch.get("global_batch_size"), "steps": batch.get("num_steps_per_rollout")}
+    layout = report.summary.get("gpu_layout") or {}
+    planned = plan_inputs_from_flags(report.values, training_gpus=layout.get("actor_gpus"))
+    handed = {"rbs": planned.rollout_batch_size, "n": planned.n_samples_per_prompt,
+              "gbs": planned.global_batch_size, "steps": planned.num_steps_per_rollout,
+              "gpus": planned.training_gpus, "tp": planned.tensor_parallel, "pp": planned.pipeline_parallel,
+              "cp": planned.context_parallel, "mbs": planned.micro_batch_size, "num_rollout": planned.num_rollout,
+              "dynamic": planned.dynamic_batching}
 
     def hand_over() -> None:
         st.session_state["bc_prefill"] = handed
+        st.session_state["bc_prefill_from"] = "your launch script on the checker"
 
     if st.button("Open this script's batch sizes in the calculator", icon=":material/calculate:",
                  key="ca_to_calculator", on_click=hand_over):

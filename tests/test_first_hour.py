@@ -82,3 +82,15 @@ def test_the_monitor_and_the_calculator_work_before_the_first_visit_questions(ap
     at = make_app("pages/monitor.py").run()
     assert any("No profile yet: this page works without one" in c.value for c in at.caption)
     assert at.text_input(key="mon_tb_experiment").value == "my-model-grpo"
+
+
+def test_plan_inputs_come_only_from_the_flags_a_script_sets():
+    from core.batch import plan_inputs_from_flags
+
+    planned = plan_inputs_from_flags({"--rollout-batch-size": "32", "--n-samples-per-prompt": "${N}",
+                                      "--use-dynamic-batch-size": None, "--tensor-model-parallel-size": "0",
+                                      "--num-rollout": "9" * 40}, training_gpus=None)
+    assert planned.rollout_batch_size == 32 and planned.n_samples_per_prompt is None  # unresolved: absent
+    assert planned.dynamic_batching and planned.tensor_parallel == 1 and planned.num_rollout is None
+    assert planned.micro_batch_size is None and planned.global_batch_size is None
+    assert plan_inputs_from_flags({}, training_gpus=4).dynamic_batching is False

@@ -44,6 +44,23 @@ def test_the_calculator_has_its_own_page_and_takes_the_scripts_numbers(app_env, 
     assert at.number_input(key="bc_gbs").value == 128 and at.number_input(key="bc_rbs").value == 16
 
 
+def test_the_calculator_handoff_sets_every_field_from_the_script_and_clears_the_rest(app_env, make_app):
+    store = saved(app_env)
+    store.update_inputs("default", "batch_calculator", {"mbs": 4, "pp": 2, "dynamic": False, "num_rollout": None})
+    at = make_app(PAGE).run()
+    at.text_area(key="ca_text").input((FIXTURES / "good_colocate.sh").read_text()).run()
+    at.button(key="ca_to_calculator").click().run()
+    assert not at.exception
+    got = {k: at.number_input(key=f"bc_{k}").value for k in
+           ("rbs", "n", "gbs", "steps", "gpus", "tp", "pp", "cp", "mbs", "num_rollout")}
+    assert got == {"rbs": 16, "n": 8, "gbs": 128, "steps": None, "gpus": 8, "tp": 2, "pp": 1, "cp": 1,
+                   "mbs": None, "num_rollout": 100}  # the earlier session's micro-batch size and PP are gone
+    assert at.toggle(key="bc_dynamic").value is True
+    assert any("Every field below is set from your launch script" in i.value for i in at.info)
+    kept = store.inputs("default", "batch_calculator").values
+    assert (kept["mbs"], kept["num_rollout"], kept["dynamic"]) == (None, 100, True)
+
+
 def test_pasted_script_shows_findings_categories_and_records(app_env, make_app):
     store = saved(app_env)
     at = make_app(PAGE).run()
