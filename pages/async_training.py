@@ -15,7 +15,7 @@ from core.drafts.launch import (
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import SLIME_SHORT, megatron_source, slime_source
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile
-from ui.drafts import show_draft
+from ui.drafts import checkpoint_fields, show_draft
 from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
@@ -97,6 +97,7 @@ actor_gpus = int(memory.widget(g1.number_input, "Actor (training) GPUs; the rest
                                max_value=profile.gpus_total - 1, step=1))
 input_key = memory.widget(g2.text_input, "Prompt column (--input-key)", "input_key", "prompt",
                           help="slime's own default is 'input'.")
+checkpoints = checkpoint_fields(memory, profile.model)
 fully_async = memory.widget(st.toggle, "Use the fully-async rollout (for long-tail generations)", "fully", False)
 concurrency = None
 if fully_async:
@@ -117,7 +118,8 @@ try:
     request = DraftRequest.from_profile(
         profile, "async", colocate=False, actor_gpus=actor_gpus, model_script=model_script_name,
         input_key=input_key, staleness=staleness, update_weights_interval=interval, fully_async=fully_async,
-        sglang_server_concurrency=concurrency)
+        sglang_server_concurrency=concurrency, hf_checkpoint=checkpoints.hf_checkpoint,
+        ref_load=checkpoints.ref_load, save_dir=checkpoints.save_dir)
 except ValueError as exc:
     st.error(plain(f"These answers cannot make a draft: {exc}"))
     st.stop()

@@ -16,7 +16,7 @@ from ui.common import (
     saved_launch_keys,
     show_table,
 )
-from ui.drafts import show_draft
+from ui.drafts import checkpoint_fields, show_draft
 from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
@@ -71,6 +71,8 @@ label_key = memory.widget(k2.text_input, "Label column (--label-key), empty for 
 st.caption(f"slime reads the prompt from the key named by --input-key, whose default is `input` "
            f"({plain(slime_source('slime/utils/arguments.py', 659))}).")
 
+checkpoints = checkpoint_fields(memory, profile.model)
+
 layouts = ["Colocated (share every GPU)", "Disaggregated (separate actor and rollout GPUs)"]
 layout_choice = memory.widget(st.radio, "GPU layout", "layout", layouts[0], options=layouts, horizontal=True,
                               disabled=profile.gpus_total < 2)
@@ -112,7 +114,8 @@ try:
         profile, "grpo", colocate=colocate, actor_gpus=actor_gpus, model_script=model_script_name,
         input_key=input_key, label_key=label_key or None, rollout_batch_size=rollout_batch_size,
         n_samples_per_prompt=n_samples, num_rollout=num_rollout, global_batch_size=gbs or None,
-        rollout_max_response_len=max_len, rm_type=rm_type or None, use_kl_loss=use_kl, kl_loss_coef=kl_coef)
+        rollout_max_response_len=max_len, rm_type=rm_type or None, use_kl_loss=use_kl, kl_loss_coef=kl_coef,
+        hf_checkpoint=checkpoints.hf_checkpoint, ref_load=checkpoints.ref_load, save_dir=checkpoints.save_dir)
 except ValueError as exc:  # pydantic's ValidationError is a ValueError
     st.error(plain(f"These answers cannot make a draft: {exc}"))
     st.stop()

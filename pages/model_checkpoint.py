@@ -22,7 +22,7 @@ from core.model_scripts import load_model_scripts, match_model
 from core.paths import PathRefused, read_regular, resolve_allowed
 from core.pins import SLIME_SHORT, slime_source
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings, show_table
-from ui.memory import AcceptControl, PageMemory
+from ui.memory import LAUNCH_PAGES, AcceptControl, PageMemory, hand_over_inputs
 
 ensure_app_frame()
 
@@ -175,7 +175,10 @@ ready = not errors
 accept = AcceptControl(memory, "Accept this command", "accepted the conversion command",
                        f"convert-{script.name}.sh: {script.path}, {nproc} process(es), saves to {save_dir.strip()}"
                        + (f", {len(overrides)} override(s)" if overrides else ""),
-                       command, f"convert-{script.name}.sh", "text/x-shellscript")
+                       command, f"convert-{script.name}.sh", "text/x-shellscript",
+                       # the accepted command's paths are the ones the launch drafts start from (editable there)
+                       then=lambda: hand_over_inputs(profile, LAUNCH_PAGES, {"ckpt_hf": hf_dir.strip(),
+                                                                             "ckpt_ref": save_dir.strip()}))
 left, right = st.columns([3, 2])
 with right:
     st.markdown("**Checks**")

@@ -24,7 +24,7 @@ from core.knowledge.cards import get_card
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import slime_source
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings
-from ui.drafts import ExtraFile, show_draft
+from ui.drafts import ExtraFile, checkpoint_fields, show_draft
 from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
@@ -210,6 +210,8 @@ if not colocate:
                                    min(default_actor, max(1, profile.gpus_total - 1)), min_value=1,
                                    max_value=max(1, profile.gpus_total - 1), step=1))
 
+checkpoints = checkpoint_fields(memory, profile.model)
+
 extra = [ExtraArg(flag="--custom-generate-function-path", value=generate_path, group="CUSTOM_ARGS",
                   comment=f"your generate function; loaded with load_function ({LOAD_FUNCTION_SOURCE})")]
 if config_path:
@@ -220,7 +222,8 @@ try:
         profile, "multi_turn", model_script=model_script_name, colocate=colocate, actor_gpus=actor_gpus,
         input_key=input_key or "prompt",
         label_key=label_key or None, custom_rm_path=rm_path or None, rm_type=rm_type or None,
-        reward_set_by_generate=reward_mode == reward_modes[2], extra_args=extra, extra_pythonpath=[module_dir] if module_dir else [])
+        reward_set_by_generate=reward_mode == reward_modes[2], extra_args=extra, extra_pythonpath=[module_dir] if module_dir else [],
+        hf_checkpoint=checkpoints.hf_checkpoint, ref_load=checkpoints.ref_load, save_dir=checkpoints.save_dir)
 except ValueError as exc:  # pydantic's ValidationError is a ValueError
     st.error(plain(f"These answers cannot make a draft: {exc}"))
     memory.progress(done=done_items, todo=[f"fix the answers: {exc}"], summary="Multi-turn: answers cannot make a draft")

@@ -170,3 +170,30 @@ def test_grpo_draft_is_ready_once_every_prerequisite_is_ticked(app_env, make_app
     assert not at.exception
     assert any("Ready for your review" in s.value for s in at.success)
     assert not any("Still open" in i.value for i in at.info)
+
+
+def test_an_accepted_conversion_command_feeds_its_paths_into_the_drafts_visibly_and_editably(app_env, make_app):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    at = open_page(app_env, make_app)  # the GRPO page first: its draft guesses /root/Qwen3-4B
+    assert "--hf-checkpoint /root/Qwen3-4B" in script_of(at)
+    assert any("Empty boxes use the guess" in c.value for c in at.caption)
+    at.switch_page(str(root / "pages/model_checkpoint.py")).run()
+    at.text_input(key="mc_hf").input("/models/qwen3-4b-hf").run()
+    at.text_input(key="mc_save").input("/models/qwen3-4b-dist").run()
+    at.button(key="mc_accept").click().run()
+    assert not at.exception
+    for page, prefix in (("pages/grpo.py", "grpo"), ("pages/async_training.py", "async")):
+        at.switch_page(str(root / page)).run()
+        assert not at.exception
+        assert at.text_input(key=f"{prefix}_ckpt_hf").value == "/models/qwen3-4b-hf"
+        assert at.text_input(key=f"{prefix}_ckpt_ref").value == "/models/qwen3-4b-dist"
+        script = script_of(at)
+        assert "--hf-checkpoint /models/qwen3-4b-hf" in script and "--ref-load /models/qwen3-4b-dist" in script
+        assert "/root/Qwen3-4B" not in script
+        assert any("From the conversion command you accepted" in c.value for c in at.caption)
+    at.switch_page(str(root / PAGE)).run()
+    at.text_input(key="grpo_ckpt_hf").input("/fast/qwen3-4b").run()  # the user's edit wins, and is kept
+    assert "--hf-checkpoint /fast/qwen3-4b" in script_of(at)
+    assert Store(app_env).inputs("default", "grpo").values["ckpt_hf"] == "/fast/qwen3-4b"

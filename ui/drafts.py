@@ -8,7 +8,45 @@ import streamlit as st
 
 from core.drafts.launch import Draft
 from ui.common import flag_link, plain, show_findings
-from ui.memory import AcceptControl
+from ui.memory import AcceptControl, InputMemory, when_text
+
+CHECKPOINT_FIELDS = (("ckpt_hf", "--hf-checkpoint", "Hugging Face checkpoint folder (--hf-checkpoint)"),
+                     ("ckpt_ref", "--ref-load", "torch_dist copy the reference loads (--ref-load)"),
+                     ("ckpt_save", "--save", "The run's own checkpoints (--load and --save)"))
+
+
+@dataclass(frozen=True)
+class CheckpointPaths:
+    hf_checkpoint: str | None
+    ref_load: str | None
+    save_dir: str | None
+
+
+def checkpoint_fields(memory: InputMemory, model: str) -> CheckpointPaths:
+    """The draft's checkpoint paths, editable: an accepted conversion command fills them (said so); an empty
+    box is the guess from the model name the draft shows."""
+    from ui.common import get_store
+
+    base = model.strip().rstrip("/").split("/")[-1] or "model"
+    hf_guess = model if model.startswith("/") else f"/root/{base}"
+    converted = get_store().accepted(memory.profile.name, "model_checkpoint")
+    st.markdown("**Checkpoints**")
+    values = {}
+    cols = st.columns(3)
+    for col, (name, _flag, label) in zip(cols, CHECKPOINT_FIELDS, strict=True):
+        values[name] = memory.widget(col.text_input, label, name, "", max_chars=4096)
+    hf = values["ckpt_hf"].strip() or None
+    hf_base = (hf or hf_guess).rstrip("/").split("/")[-1] or "model"
+    last = converted[0] if converted else None
+    if last is not None and (last.inputs or {}).get("hf", "").strip() == (hf or "") and hf:
+        st.caption(f"From the conversion command you accepted {when_text(last.accepted_at)} on Model and "
+                   "checkpoint; edit them here for this draft.")
+    else:
+        st.caption(f"Empty boxes use the guess from the model name: {plain(hf_guess)}, "
+                   f"{plain(f'/root/{hf_base}_torch_dist')}, {plain(f'/root/{hf_base}_slime/')}. Accepting a "
+                   "conversion command on Model and checkpoint fills them.")
+    return CheckpointPaths(hf_checkpoint=hf, ref_load=values["ckpt_ref"].strip() or None,
+                           save_dir=values["ckpt_save"].strip() or None)
 
 
 @dataclass(frozen=True)

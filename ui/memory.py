@@ -183,6 +183,18 @@ class AcceptControl:
                           "earlier accepted outputs stay in its history.")
 
 
+LAUNCH_PAGES = ("grpo", "async", "multi_turn")  # the pages whose drafts take checkpoint paths
+
+
+def hand_over_inputs(profile: Profile, pages: Iterable[str], values: dict[str, Any]) -> None:
+    """An accepted output of one workflow feeds the next: set these inputs on each page (a user action, e.g.
+    accepting the conversion command, calls it); every page shows and keeps them, and the user can edit them."""
+    for page in pages:
+        get_store().update_inputs(profile.name, page, {k: _jsonable(v) for k, v in values.items()})
+        for name in values:
+            st.session_state.pop(f"{PAGE_PREFIX[page]}_{name}", None)  # re-seeded from the store on its next run
+
+
 def reopen_with_inputs(profile: Profile, output: AcceptedOutput) -> None:
     """Put an accepted output's answers back on its page; the page reloads them on its next run."""
     get_store().replace_inputs(profile.name, output.workflow, output.inputs or {})
