@@ -94,3 +94,42 @@ def test_plan_inputs_come_only_from_the_flags_a_script_sets():
     assert planned.dynamic_batching and planned.tensor_parallel == 1 and planned.num_rollout is None
     assert planned.micro_batch_size is None and planned.global_batch_size is None
     assert plan_inputs_from_flags({}, training_gpus=4).dynamic_batching is False
+
+
+def _status(at) -> str:
+    [line] = [c.value for c in at.caption if "counts as done in What's done when" in c.value]
+    return line.replace("\\", "")
+
+
+def test_the_status_line_says_done_in_the_run_that_checked(app_env, make_app):
+    from core.memory.store import Store
+
+    at = make_app("pages/check_args.py").run()
+    assert "Not done yet" in _status(at)
+    at.text_area(key="ca_text").input((ROOT / "tests/fixtures/scripts/good_colocate.sh").read_text()).run()
+    [checked] = Store(app_env).accepted("default", "check_args")
+    assert "Not done yet" not in _status(at) and f"Last accepted {_when(checked.accepted_at)}" in _status(at)
+
+
+def _when(timestamp: float) -> str:
+    from datetime import datetime
+
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")  # to the second
+
+
+def test_the_monitor_status_follows_each_new_load_in_the_same_run(app_env, make_app, tmp_path, monkeypatch):
+    from core.memory.store import Store
+    from core.monitor.synthetic import Scenario, write_slime_like_run
+
+    root = tmp_path / "logs"
+    write_slime_like_run(root / "a" / "good", Scenario(rollouts=12))
+    write_slime_like_run(root / "b" / "bad", Scenario(rollouts=12, reward="flat_zero"))
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(root))
+    at = make_app("pages/monitor.py").run()
+    for folder in ("a", "b"):
+        at.text_input(key="mon_dir").input(str(root / folder))
+        at.button(key="mon_dir_add").click().run()
+        assert not at.exception
+        latest = Store(app_env).accepted("default", "monitor")[0]
+        assert f"Last accepted {_when(latest.accepted_at)}: {latest.summary}" in _status(at)
+    assert len(Store(app_env).accepted("default", "monitor")) == 2

@@ -111,6 +111,7 @@ class PageMemory(InputMemory):
     def __init__(self, workflow: str, prefix: str, profile: Profile) -> None:
         super().__init__(workflow, prefix, profile)
         self.workflow = WORKFLOW_BY_ID[workflow]
+        self._status_slot: Any = None  # where done_caption drew the status line in this run
 
     # -- progress and accepted outputs ------------------------------------------------------------
     def progress(self, *, done: Iterable[str] = (), todo: Iterable[str] = (), summary: str = "") -> None:
@@ -128,23 +129,30 @@ class PageMemory(InputMemory):
         The accepted output now stands for the user's latest change, so no progress is saved for it.
         """
         st.session_state.pop(self._changed_flag, None)
-        return get_store().accept(self.profile.name, AcceptedOutput(
+        kept = get_store().accept(self.profile.name, AcceptedOutput(
             id=new_output_id(), workflow=self.workflow.id, accepted_at=time.time(), how=how,
             summary=one_line(summary), done_items=list(done), todo_items=list(todo), output_name=output_name,
             output=output, output_mime=output_mime, inputs=dict(self.saved)))
+        if self._status_slot is not None:  # accepted during this run, after the status line was drawn
+            self._draw_done_caption(self._status_slot, kept)
+        return kept
 
     def latest_accepted(self) -> AcceptedOutput | None:
         history = get_store().accepted(self.profile.name, self.workflow.id)
         return history[0] if history else None
 
     def done_caption(self) -> None:
-        """Say what marks this workflow done, and when it last was."""
-        last = self.latest_accepted()
+        """Say what marks this workflow done, and when it last was; an output accepted later in the same run
+        (a check that just ran) redraws it, so the page never shows the state before the user's action."""
+        self._status_slot = st.empty()
+        self._draw_done_caption(self._status_slot, self.latest_accepted())
+
+    def _draw_done_caption(self, slot: Any, last: AcceptedOutput | None) -> None:
         when = (f" Last accepted {when_text(last.accepted_at)}: {plain(last.summary)}." if last else
                 " Not done yet.")
-        st.caption(f"Your answers on this page are kept for profile {plain(self.profile.name)}. "
-                   f"{self.workflow.title} counts as done in What's done when {self.workflow.what_done_means}; "
-                   f"visiting the page changes nothing there.{when}")
+        slot.caption(f"Your answers on this page are kept for profile {plain(self.profile.name)}. "
+                     f"{self.workflow.title} counts as done in What's done when {self.workflow.what_done_means}; "
+                     f"visiting the page changes nothing there.{when}")
 
 
 @dataclass
@@ -163,6 +171,7 @@ class AcceptControl:
     then: Callable[[], None] | None = None  # what else accepting means on that page
 
     def callback(self, how: str | None = None) -> None:
+        self.memory._status_slot = None  # a callback runs before the page: the page draws the new status itself
         self.memory.accept(how or self.how, self.summary, output=self.output, output_name=self.output_name,
                            output_mime=self.output_mime, done=self.done, todo=self.todo)
         if self.then is not None:
@@ -207,7 +216,7 @@ def one_line(text: str, limit: int = 200) -> str:
 
 
 def when_text(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _validator(default: Any, kwargs: dict[str, Any]) -> Callable[[Any], bool]:
