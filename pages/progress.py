@@ -4,7 +4,7 @@ re-openable, downloadable and deletable. Nothing here is written by visiting a p
 import streamlit as st
 
 from core.memory.store import ACCEPTED_KEPT
-from core.memory.workflows import WORKFLOW_BY_ID, WORKFLOWS, status_rows
+from core.memory.workflows import WORKFLOW_BY_ID, WORKFLOWS, input_changes, status_rows
 from ui.common import ensure_app_frame, get_store, plain, require_profile, show_store_notices
 from ui.memory import reopen_with_inputs, when_text
 
@@ -68,9 +68,13 @@ for r in rows:
         if not r.accepted:
             continue
         st.markdown(f"**Accepted outputs**, newest first ({len(r.accepted)} of at most {ACCEPTED_KEPT} kept)")
-        for a in r.accepted:
+        for a, before in zip(r.accepted, [*r.accepted[1:], None], strict=True):
             with st.container(border=True):
                 st.markdown(f"{when_text(a.accepted_at)} · {plain(a.how)} · {plain(a.summary)}")
+                if before is not None and (a.inputs_shown or a.inputs) is not None and (before.inputs_shown or before.inputs) is not None:
+                    changes = input_changes(a, before)
+                    st.caption("Changed since the one before: " + "; ".join(plain(c) for c in changes) if changes
+                               else "Same answers as the one before.")
                 c1, c2, c3, c4 = st.columns(4)
                 opened = c1.toggle("Open", key=f"prog_open_{wf.id}_{a.id}")
                 if a.output:

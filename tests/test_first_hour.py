@@ -133,3 +133,43 @@ def test_the_monitor_status_follows_each_new_load_in_the_same_run(app_env, make_
         latest = Store(app_env).accepted("default", "monitor")[0]
         assert f"Last accepted {_when(latest.accepted_at)}: {latest.summary}" in _status(at)
     assert len(Store(app_env).accepted("default", "monitor")) == 2
+
+
+def test_two_accepted_drafts_say_what_differs_and_when_to_the_second(app_env, make_app):
+    import re
+
+    from core.memory.profile import Profile
+    from core.memory.store import Store
+
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/grpo.py").run()
+    at.button(key="grpo_accept").click().run()
+    at.number_input(key="grpo_gbs").set_value(64).run()
+    at.text_input(key="grpo_ckpt_hf").input("/models/q").run()
+    at.button(key="grpo_accept").click().run()
+    assert not at.exception
+    newer, older = Store(app_env).accepted("default", "grpo")
+    assert newer.input_labels["gbs"].startswith("Global batch")
+    at.switch_page(str(ROOT / "pages/progress.py")).run()
+    assert not at.exception
+    shown = [m.value.replace("\\", "") for m in at.markdown if "accepted the draft" in m.value]
+    assert len(shown) == 2 and all(re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d · ", t) for t in shown)
+    [changed] = [c.value.replace("\\", "") for c in at.caption if "Changed since the one before" in c.value]
+    assert "Global batch, 0 = one step per rollout (--global-batch-size): 0 → 64" in changed
+    assert "Hugging Face checkpoint folder (--hf-checkpoint): empty → /models/q" in changed
+
+
+def test_input_changes_in_words():
+    from core.memory.profile import AcceptedOutput
+    from core.memory.workflows import input_changes
+
+    def out(inputs, labels=None):
+        return AcceptedOutput(id="x", workflow="grpo", accepted_at=1.0, how="h", summary="s", inputs=inputs,
+                              input_labels=labels)
+
+    assert input_changes(out({"a": 1, "b": True}, {"a": "Alpha"}), out({"a": 2, "b": False})) == [
+        "Alpha: 2 → 1", "b: off → on"]
+    assert input_changes(out({"a": 1}), out(None)) == []
+    assert input_changes(out({"a": 1, "new": 2}), out({"a": 1})) == []  # not kept with the older one: unknown
+    many = input_changes(out({f"k{i}": i for i in range(12)}), out({f"k{i}": None for i in range(12)}), limit=3)
+    assert many[-1] == "and 9 more" and len(many) == 4

@@ -74,7 +74,13 @@ class InputMemory:
         """Create a widget whose value is kept per profile; `options=`, `min_value=`, `max_value=` by keyword
         (`valid` replaces the check of a saved value that those imply)."""
         key = self.seed(name, default, valid or _validator(default, kwargs))
+        self.labels[name] = label
         return factory(label, key=key, on_change=self._changed, args=(name,), **kwargs)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Each widget's label by input name, as last drawn in this session (for an output's changes)."""
+        return st.session_state.setdefault(f"_memory_labels_{self.prefix}", {})
 
     def remembered(self, name: str, default: Any) -> Any:
         """A value that is not a widget's (e.g. a list of folders), as last saved."""
@@ -132,10 +138,17 @@ class PageMemory(InputMemory):
         kept = get_store().accept(self.profile.name, AcceptedOutput(
             id=new_output_id(), workflow=self.workflow.id, accepted_at=time.time(), how=how,
             summary=one_line(summary), done_items=list(done), todo_items=list(todo), output_name=output_name,
-            output=output, output_mime=output_mime, inputs=dict(self.saved)))
+            output=output, output_mime=output_mime, inputs=dict(self.saved), inputs_shown=self.current_inputs(),
+            input_labels={k: v for k, v in self.labels.items() if k in self.saved} or None))
         if self._status_slot is not None:  # accepted during this run, after the status line was drawn
             self._draw_done_caption(self._status_slot, kept)
         return kept
+
+    def current_inputs(self) -> dict[str, Any]:
+        """Every input as the page shows it now: the saved ones, and the widgets still at their defaults."""
+        shown = {name: _jsonable(st.session_state[self.key(name)]) for name in self.labels
+                 if self.key(name) in st.session_state}
+        return {**shown, **self.saved}
 
     def latest_accepted(self) -> AcceptedOutput | None:
         history = get_store().accepted(self.profile.name, self.workflow.id)

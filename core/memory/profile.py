@@ -126,3 +126,7 @@ class AcceptedOutput(BaseModel):
     output_mime: str = "text/plain"
     inputs: dict[str, InputValue] | None = Field(default=None,
                                                  description="the page's saved inputs when it was accepted")
+    input_labels: dict[str, str] | None = Field(default=None,
+                                                description="each input's label on its page, for showing changes")
+    inputs_shown: dict[str, InputValue] | None = Field(
+        default=None, description="every input as the page showed it (defaults included), for showing changes")

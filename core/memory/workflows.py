@@ -64,3 +64,31 @@ def status_rows(records: dict[str, WorkflowRecord], accepted: dict[str, list[Acc
         status = "done" if history else "started" if rec is not None or wf.id in touched else "not started"
         rows.append(WorkflowStatusRow(workflow=wf, status=status, record=rec, accepted=history))
     return rows
+
+
+def input_changes(newer: AcceptedOutput, older: AcceptedOutput, *, limit: int = 8) -> list[str]:
+    """What differs between the answers behind two accepted outputs, in words: "label: old → new".
+
+    Inputs are named by the label they had on the page (as saved with the newer output) when known."""
+    shown = newer.inputs_shown is not None and older.inputs_shown is not None
+    new, old = (newer.inputs_shown, older.inputs_shown) if shown else (newer.inputs, older.inputs)
+    if new is None or old is None:
+        return []
+    labels = {**(older.input_labels or {}), **(newer.input_labels or {})}
+    changes = []
+    for name in sorted(set(new) | set(old), key=lambda n: (n not in labels, labels.get(n, n))):
+        if name not in old or name not in new:
+            continue  # not kept with one of them (an older release, or a widget not shown then)
+        before, after = old[name], new[name]
+        if before != after:
+            changes.append(f"{labels.get(name, name.replace('_', ' '))}: {_shown(before)} → {_shown(after)}")
+    return changes if len(changes) <= limit else [*changes[:limit], f"and {len(changes) - limit} more"]
+
+
+def _shown(value: object, width: int = 60) -> str:
+    if value is None or value == "":
+        return "empty"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    text = " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
