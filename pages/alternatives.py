@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.drafts.alternatives import CARD, NEED_LABELS, Need, recommend, recommendation_markdown
+from core.drafts.alternatives import CARD, NEED_LABELS, NEED_SHORT, Need, recommend, recommendation_markdown
 from core.knowledge.cards import get_card
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile
 from ui.memory import AcceptControl, PageMemory
@@ -48,8 +48,8 @@ if card:
                  query_params={"card": card.id})
 
 summary_md = recommendation_markdown(recommendations)
-choices = ", ".join(f"{r.choice} for {r.need.value}" for r in recommendations)
-done = [f"needs answered: {', '.join(n.value for n in chosen)}", f"recommendation: {choices}"]
+choices = ", ".join(f"{r.choice} for {NEED_SHORT[r.need]}" for r in recommendations)
+done = [f"needs answered: {', '.join(NEED_SHORT[n] for n in chosen)}", f"recommendation: {choices}"]
 accept = AcceptControl(memory, "Accept this recommendation", "accepted the recommendation",
                        f"Recommendation: {choices}", summary_md, "alternatives.md", "text/markdown", done=done)
 c1, c2 = st.columns(2)

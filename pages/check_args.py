@@ -88,11 +88,24 @@ def categories_table(report: CheckReport) -> None:
     st.caption("slime, Megatron and SGLang each parse the whole command line and ignore what they do not know; "
                "'unknown' means no parser reads the flag." + (f" More: knowledge card '{card.title}'." if card
                                                               else ""))
-    frame = pd.DataFrame([{"flag": flag, "owner": owner, "value": report.values.get(flag)}
+    frame = pd.DataFrame([{"flag": flag, "owner": owner, "value": shown_value(flag, report.values.get(flag))}
                           for flag, owner in report.categories.items()])
     counts = frame["owner"].value_counts().to_dict()
     st.write(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
     st.dataframe(frame, hide_index=True, width="stretch", key="ca_categories")
+
+
+def shown_value(flag: str, value: str | None) -> str:
+    """A flag's value for the table, in words where the script gives none: a switch, or a value only known when
+    the script runs (a variable or command the static reader does not resolve)."""
+    if value is not None:
+        return value
+    from core.launch import load_catalog
+
+    spec = load_catalog().lookup(flag)
+    if spec is not None and not spec.takes_value:
+        return "(switch: on)"
+    return "(known only when the script runs)" if spec is not None else "(no value read)"
 
 
 def open_in_calculator(report: CheckReport | None) -> None:

@@ -19,6 +19,20 @@ ensure_app_frame()
 
 MAX_QUERY_CHARS = 200
 
+
+def usage_frame(values: dict[str, int]) -> pd.DataFrame:
+    """The values slime's scripts give a flag, most used first; numbers as numbers, so they sort as numbers."""
+    def number(text: str) -> float | None:
+        try:
+            return float(text)
+        except ValueError:
+            return None
+
+    numeric = bool(values) and all(number(v) is not None for v in values)
+    order = sorted(values.items(), key=lambda kv: (-kv[1], number(kv[0]) if numeric else 0, kv[0]))
+    shown = [(int(n) if n.is_integer() else n) if numeric and (n := number(v)) is not None else v for v, _ in order]
+    return pd.DataFrame({"value": shown, "scripts": [c for _, c in order]})
+
 st.title("Flag reference")
 
 
@@ -49,11 +63,11 @@ if wanted and st.session_state.get("fl_from_link") != wanted:
 
 query = st.text_input("Search flags", key="fl_query", max_chars=MAX_QUERY_CHARS,
                       placeholder="--rollout-batch-size, rollout_batch_size, kl loss ...")
-c1, c2, c3, c4 = st.columns([2, 2, 3, 1])
+c1, c2, c3, c4 = st.columns([2, 2, 3, 2])
 owners = c1.multiselect("Owner", sorted({r.owner for r in rows}), key="fl_owner")
 types = c2.multiselect("Type", sorted({r.type for r in rows}), key="fl_type")
 groups = c3.multiselect("Group", sorted({r.group for r in rows}), key="fl_group")
-deprecated = c4.toggle("Deprecated", key="fl_deprecated")
+deprecated = c4.toggle("Deprecated only", key="fl_deprecated")
 hits = filter_rows(rows, query, owners, types, groups, deprecated)
 st.caption(f"{len(hits):,} of {len(rows):,} flags")
 
@@ -99,8 +113,7 @@ for note in row.notes:
 st.markdown("**In slime's own launch scripts**")
 if row.usage.scripts:
     st.write(f"Set by {row.usage.scripts} of {reference.scripts_read} launch scripts.")
-    st.dataframe(pd.DataFrame([{"value": v, "scripts": n} for v, n in row.usage.values.items()]),
-                 hide_index=True, key="fl_values")
+    st.dataframe(usage_frame(row.usage.values), hide_index=True, key="fl_values")
     st.caption("For example: " + ", ".join(f"`{e}`" for e in row.usage.examples))
 else:
     st.caption(f"None of the {reference.scripts_read} launch scripts sets it.")

@@ -173,3 +173,29 @@ def test_input_changes_in_words():
     assert input_changes(out({"a": 1, "new": 2}), out({"a": 1})) == []  # not kept with the older one: unknown
     many = input_changes(out({f"k{i}": i for i in range(12)}), out({f"k{i}": None for i in range(12)}), limit=3)
     assert many[-1] == "and 9 more" and len(many) == 4
+
+
+def test_the_checker_flag_table_says_switch_or_unknown_instead_of_none(app_env, make_app):
+    at = make_app("pages/check_args.py").run()
+    at.text_area(key="ca_text").input((ROOT / "tests/fixtures/scripts/unresolved.sh").read_text()).run()
+    assert not at.exception
+    frame = next(d.value for d in at.dataframe if "owner" in d.value.columns)
+    values = dict(zip(frame["flag"], frame["value"], strict=True))
+    assert values["--colocate"] == "(switch: on)"
+    assert values["--num-rollout"] == "(known only when the script runs)"
+    assert values["--n-samples-per-prompt"] == "8"
+    assert not frame["value"].isna().any() and "None" not in set(frame["value"])
+
+
+def test_the_alternatives_summary_names_needs_in_words(app_env, make_app):
+    from core.memory.profile import Profile
+    from core.memory.store import Store
+
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/alternatives.py").run()
+    at.checkbox(key="alt_need_backends").check().run()
+    at.button(key="alt_accept").click().run()
+    assert not at.exception
+    [kept] = Store(app_env).accepted("default", "alternatives")
+    text = " ".join([kept.summary, *kept.done_items])
+    assert "swap_backends" not in text and "swapping the training backend or inference engine" in text

@@ -65,7 +65,9 @@ def test_flag_reference_opens_a_linked_flag_with_everything_the_source_says(app_
     assert "unset" in text and "slime/utils/arguments.py:690@624b824a" in text and "The number of prompts" in text
     assert re.search(r"Set by \d+ of \d+ launch scripts", text)
     values = at.dataframe[1].value
-    assert "32" in list(values["value"])
+    assert 32 in list(values["value"]) and values["value"].dtype.kind == "i"  # numbers sort as numbers
+    counts = list(values["scripts"])
+    assert counts == sorted(counts, reverse=True)  # most used first
     links = [e.proto for e in at.get("page_link") if e.proto.page == "knowledge"]
     assert any(link.query_string == "card=batch-size" for link in links)
     assert any("slime's messages that check it" in e.label for e in at.expander)

@@ -39,6 +39,13 @@ NEED_LABELS: dict[Need, str] = {
     Need.NONE: "None of these: I want to train with Megatron + SGLang",
 }
 
+NEED_SHORT: dict[Need, str] = {  # the need in a few words, for summaries and the record of work
+    Need.ENTERPRISE: "enterprise stability",
+    Need.SWAP_BACKENDS: "swapping the training backend or inference engine",
+    Need.PYTORCH_NATIVE: "PyTorch-native RL abstractions",
+    Need.NONE: "Megatron + SGLang as slime pairs them",
+}
+
 
 class Alternative(BaseModel):
     id: str
