@@ -106,8 +106,7 @@ with st.expander("Hyperparameters (defaults from slime's Qwen3-4B example)"):
     use_kl = memory.widget(h7.checkbox, "KL loss to the reference (--use-kl-loss)", "use_kl", True)
     kl_coef = float(memory.widget(h8.number_input, "KL loss coefficient (--kl-loss-coef)", "kl_coef", 0.0,
                                   min_value=0.0, max_value=100.0, step=0.001, format="%.4f"))
-    show_table(pd.DataFrame([d.model_dump() for d in hyperparameter_sources()]), key="grpo_sources",
-               wide=("source", "note"))
+    show_table(pd.DataFrame([d.model_dump() for d in hyperparameter_sources()]))
 
 try:
     request = DraftRequest.from_profile(

@@ -130,8 +130,7 @@ if raw is not None:
                 "apply_overrides", False):
             overrides = comparison.suggested_overrides
             comparison = compare_config(cfg, script, overrides)
-        show_table(pd.DataFrame([r.model_dump() for r in comparison.rows]), key="mc_compare_table",
-                   wide=("script_value", "note"))
+        show_table(pd.DataFrame([r.model_dump() for r in comparison.rows]))
         if comparison.mismatches:
             st.error(f"{len(comparison.mismatches)} field(s) differ: slime would stop at start-up.",
                      icon=":material/error:")
@@ -192,10 +191,10 @@ with left:
         accept.render()
     else:
         st.error("Not ready: fix the errors beside it first. Shown for reference only.", icon=":material/error:")
-    st.code(command, language="bash")
+    st.code(command, language="bash", wrap_lines=True)  # long paths wrap: nothing is cut off in the column
 
 st.markdown("**The matching CKPT\\_ARGS of your launch script**")
-st.code(ckpt_args_example(hf_dir.strip(), save_dir.strip()), language="bash")
+st.code(ckpt_args_example(hf_dir.strip(), save_dir.strip()), language="bash", wrap_lines=True)
 card = get_card(CARD)
 if card:
     st.page_link("pages/knowledge.py", label=f"Read more: {card.title}", icon=":material/menu_book:",

@@ -1,6 +1,7 @@
 """Multi-turn agent training: the custom generate function's checklist, a static check of the user's file
 (parsed, never imported or run), and a checked launch-script draft once function and data are confirmed."""
 
+import pandas as pd
 import streamlit as st
 
 from core.drafts.agent_check import (
@@ -23,7 +24,7 @@ from core.findings import Finding, Severity, sort_and_dedupe
 from core.knowledge.cards import get_card
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import slime_source
-from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings, show_table
 from ui.drafts import ExtraFile, checkpoint_fields, show_draft
 from ui.memory import AcceptControl, PageMemory
 
@@ -83,7 +84,7 @@ if upload is not None:
                 else:
                     mark = "visible" if r.seen else "not visible"
                 rows.append({"Checklist item": r.item.title, "In your file": mark, "Evidence": r.evidence})
-            st.dataframe(rows, hide_index=True, key="mt_result_table")
+            show_table(pd.DataFrame(rows))  # all 12 rows, each cell whole
         show_findings(sort_and_dedupe([*upload_findings, *report.findings]), key_prefix="mt_fn",
                       empty_message="The function's contract looks right.")
 

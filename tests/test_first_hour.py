@@ -199,3 +199,32 @@ def test_the_alternatives_summary_names_needs_in_words(app_env, make_app):
     [kept] = Store(app_env).accepted("default", "alternatives")
     text = " ".join([kept.summary, *kept.done_items])
     assert "swap_backends" not in text and "swapping the training backend or inference engine" in text
+
+
+def test_small_tables_are_shown_whole_and_their_cells_literally(app_env, make_app):
+    from core.memory.profile import Profile
+    from core.memory.store import Store
+
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/grpo.py").run()
+    [table] = [t.value for t in at.table]
+    flags = {str(v).replace("\\", "") for v in table["flag"]}
+    assert "--num-rollout" in flags and "--rollout-batch-size" in flags  # whole cells, not "--num-rollo"
+    assert not [d for d in at.dataframe if "flag" in d.value.columns]
+
+
+def test_show_table_escapes_markdown_in_every_cell(app_env):
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import pandas as pd
+
+        from ui.common import show_table
+
+        show_table(pd.DataFrame([{"key_name": "[x](http://attacker.example/p.png)", "value": None}]))
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception
+    frame = at.table[0].value
+    assert list(frame.columns) == ["key name", "value"]
+    assert frame.iloc[0, 0] == "\\[x\\]\\(http\\://attacker\\.example/p\\.png\\)" and frame.iloc[0, 1] == ""

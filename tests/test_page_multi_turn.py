@@ -84,8 +84,10 @@ def test_upload_is_checked_and_suggests_the_dotted_path(app_env, make_app, check
     at = upload(open_page(app_env, make_app))
     assert not at.exception
     assert at.text_input(key="mt_generate_path").value == "my_agent.generate"
-    table = next(d.value for d in at.dataframe if "In your file" in d.value.columns)
-    marks = dict(zip(table["Checklist item"], table["In your file"], strict=True))
+    table = next(t.value for t in at.table if "In your file" in t.value.columns)  # shown whole: every row
+    marks = {k.replace("\\", ""): v.replace("\\", "")
+             for k, v in zip(table["Checklist item"], table["In your file"], strict=True)}
+    assert len(marks) == 12
     assert marks["Runs tools with time limits"] == "visible"
     assert marks["Sets sample.reward, or leaves it to --custom-rm-path"] == "left to --custom-rm-path"
     assert any("checklist items are visible" in m.value for m in at.markdown)

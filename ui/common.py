@@ -189,10 +189,12 @@ def plain(text: str) -> str:
     return "".join(out)
 
 
-def show_table(frame, *, key: str, wide: tuple[str, ...] = (), labels: dict[str, str] | None = None) -> None:
-    """A table across the full width, every column visible; `wide` columns (long text) get the most room."""
+def show_table(frame, *, labels: dict[str, str] | None = None) -> None:
+    """A small table shown whole: every cell in full, wrapped inside its column, no scroll of its own.
+
+    st.table reads cells as Markdown, so every cell and header is escaped: values from files or users show
+    literally. For long lists that need sorting and scrolling, use st.dataframe instead."""
     labels = labels or {}
-    config = {c: st.column_config.TextColumn(labels.get(c, c.replace("_", " ")),
-                                             width="large" if c in wide else "small")
-              for c in frame.columns}
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key=key)
+    shown = frame.rename(columns={c: plain(labels.get(c, str(c).replace("_", " "))) for c in frame.columns})
+    shown = shown.map(lambda v: "" if v is None else plain(str(v)))
+    st.table(shown.reset_index(drop=True), border="horizontal")
