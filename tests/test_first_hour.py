@@ -228,3 +228,14 @@ def test_show_table_escapes_markdown_in_every_cell(app_env):
     frame = at.table[0].value
     assert list(frame.columns) == ["key name", "value"]
     assert frame.iloc[0, 0] == "\\[x\\]\\(http\\://attacker\\.example/p\\.png\\)" and frame.iloc[0, 1] == ""
+
+
+def test_card_headings_are_short_and_their_sources_move_into_the_text():
+    from core.knowledge.cards import display_markdown
+
+    body = ("Intro.\n\n## Flags (slime/utils/arguments.py:122-225@624b824a)\n\nText.\n\n### Sub\n\n"
+            "```bash\n## not a heading (x.py:1@624b824a)\n```\n## Defaults slime changes (reset_arg, a.py:19-32@624b824a)")
+    assert display_markdown(body).splitlines() == [
+        "Intro.", "", "#### Flags", "", "Source: `slime/utils/arguments.py:122-225@624b824a`", "", "Text.", "",
+        "##### Sub", "", "```bash", "## not a heading (x.py:1@624b824a)", "```", "#### Defaults slime changes", "",
+        "Source: `reset_arg, a.py:19-32@624b824a`"]

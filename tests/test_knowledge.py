@@ -154,6 +154,24 @@ def test_search_ranks_title_hits_first_and_requires_every_word():
     assert [c.id for c in search_cards("GPU placement", cards)][0] == "gpu-placement"
 
 
+def test_knowledge_search_is_asks_index_and_renders_only_open_cards(app_env, make_app):
+    from core.knowledge.search import get_index
+
+    at = make_app("pages/knowledge.py").run()
+    assert not at.exception and not [m for m in at.markdown if "##" in m.value]  # every card closed: no body
+    at.text_input(key="kn_query").input("kl loss").run()
+    expected = list(dict.fromkeys(r.id.split("#")[0] for r in get_index().search("kl loss", limit=200,
+                                                                                   kinds={"card", "section"})))
+    titles = {c.id: c.title for c in load_cards()}
+    assert [e.label for e in at.expander] == [titles[i] for i in expected]
+    at = make_app("pages/knowledge.py")
+    at.query_params["card"] = "delta-weight-sync"
+    at.run()
+    body = "\n".join(m.value for m in at.markdown)
+    assert "#### Flags\n" in body and "\n## " not in body  # a short heading a step below the page's own
+    assert "Source: [`slime/utils/arguments.py:122-225@624b824a`](https://github.com/THUDM/slime/blob/" in body
+
+
 def test_knowledge_page_lists_every_card_title(app_env, make_app):
     at = make_app("pages/knowledge.py").run()
     assert not at.exception
@@ -171,7 +189,7 @@ def test_knowledge_search_narrows_the_list(app_env, make_app):
     gpu_title = next(c.title for c in load_cards() if c.id == "gpu-placement")
     assert gpu_title in labels
     assert 0 < len(labels) < total
-    at.text_input(key="kn_query").input("<b>nothing-matches-this</b>").run()
+    at.text_input(key="kn_query").input("<zzqxv>qqzvw</zzqxv>").run()  # no word of it is in any card
     assert not at.exception
     assert not at.expander
     assert any("No card matches" in i.value for i in at.info)

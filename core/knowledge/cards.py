@@ -84,3 +84,29 @@ def search_cards(query: str, cards: tuple[Card, ...] | None = None) -> list[Card
             body_hits = sum(body.count(w) for w in words)
             scored.append((-head_hits, -body_hits, c.title.lower(), c))
     return [c for *_, c in sorted(scored, key=lambda t: t[:3])]
+
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*$")
+_TRAILING_SOURCE = re.compile(r"^(?P<title>.*?)[ \t]*\((?P<source>[^()]*@[A-Za-z0-9_.\-]+)\)$")
+
+
+def display_markdown(body: str) -> str:
+    """A card's body as shown inside its card: section headings a step below the page's own (## becomes ####)
+    and short, a source given in a heading's parentheses moved into a "Source:" line under it."""
+    out: list[str] = []
+    fenced = False
+    for line in body.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        m = None if fenced else _HEADING.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        level = min(len(m.group(1)) + 2, 6)
+        title, source = m.group(2), None
+        if cited := _TRAILING_SOURCE.match(title):
+            title, source = cited.group("title").rstrip(" ,;:"), cited.group("source").strip()
+        out.append(f"{'#' * level} {title}")
+        if source:
+            out += ["", f"Source: `{source}`" if "`" not in source else f"Source: {source}"]
+    return "\n".join(out)
