@@ -12,6 +12,7 @@ rollout and drops the remainder. Everything here is integer arithmetic: no round
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from math import gcd
 from typing import Literal
@@ -51,6 +52,7 @@ class BatchFix(BaseModel):
     message: str
     second_flag: str | None = Field(default=None, description="the flag changed together with `flag`")
     second_value: int | None = None
+    second_current: int | None = Field(default=None, description="the second flag's value before the fix")
 
 
 class BatchResult(BaseModel):
@@ -184,12 +186,12 @@ def _pair_fixes(name: str, rbs: int, n: int, gbs: int, steps: int) -> list[Batch
     if name == "global_batch_size":
         for s in _nearest_divisors(samples, steps):
             out.append(BatchFix(variable=name, flag=flag, current=current, value=samples // s,
-                                second_flag="--num-steps-per-rollout", second_value=s,
+                                second_flag="--num-steps-per-rollout", second_value=s, second_current=steps,
                                 message=f"set --global-batch-size {samples // s} with --num-steps-per-rollout {s}"))
     elif name == "num_steps_per_rollout":
         for g in _nearest_divisors(samples, gbs):
             out.append(BatchFix(variable=name, flag=flag, current=current, value=samples // g,
-                                second_flag="--global-batch-size", second_value=g,
+                                second_flag="--global-batch-size", second_value=g, second_current=gbs,
                                 message=f"set --num-steps-per-rollout {samples // g} with --global-batch-size {g}"))
     else:
         other = n if name == "rollout_batch_size" else rbs
@@ -197,7 +199,7 @@ def _pair_fixes(name: str, rbs: int, n: int, gbs: int, steps: int) -> list[Batch
         for s in _nearest_steps_with(unit, steps):
             value = gbs * s // other
             out.append(BatchFix(variable=name, flag=flag, current=current, value=value,
-                                second_flag="--num-steps-per-rollout", second_value=s,
+                                second_flag="--num-steps-per-rollout", second_value=s, second_current=steps,
                                 message=f"set {flag} {value} with --num-steps-per-rollout {s}"))
     # a pair that leaves one of its two values as it is, is a single-value fix already offered
     return [f for f in out if f.value != current and f.second_value != {"--num-steps-per-rollout": steps,
@@ -219,6 +221,38 @@ def derived_batch_fixes(rollout_batch_size: int, n_samples_per_prompt: int, step
     return fixes
 
 
+FIX_PLAUSIBLE_CHANGE = 3.0  # a fix whose changes add up to more than 2**3 = 8x is left out, unless it is the best
+FIX_NEAR_BEST = 1.0  # ... or within one doubling of the best fix offered
+
+
+def fix_cost(fix: BatchFix) -> float:
+    """How much a fix changes the user's values: the sum of |log2(new / current)| over the values it changes
+    (0 for advice with no number, or for a flag that was absent)."""
+    def change(current: int | None, value: int | None) -> float:
+        if current is None or value is None or current <= 0 or value <= 0:
+            return 0.0
+        return abs(math.log2(value / current))
+
+    cost = change(fix.current, fix.value)
+    if fix.second_flag is not None and fix.second_value is not None:
+        cost += change(fix.second_current, fix.second_value)
+    return cost
+
+
+def rank_fixes(fixes: list[BatchFix]) -> list[BatchFix]:
+    """Exact fixes, the smallest change to the user's values first; fixes that change them far more than the
+    best one does (16x more prompts with 15x the steps, say) are left out: exact, but no one would choose them."""
+    advice = [f for f in fixes if f.value is None]
+    numbers = sorted((f for f in fixes if f.value is not None), key=fix_cost)
+    if numbers:
+        best = fix_cost(numbers[0])
+        numbers = [f for i, f in enumerate(numbers)
+                   if i == 0 or fix_cost(f) <= max(FIX_PLAUSIBLE_CHANGE, best + FIX_NEAR_BEST)]
+    ranked = [*advice, *numbers]
+    return [f.model_copy(update={"message": f.message.removeprefix("or ")}) if f.message.startswith("or ") else f
+            for f in ranked]
+
+
 def check_batch_equation(rollout_batch_size: int, n_samples_per_prompt: int | None, global_batch_size: int | None,
                          num_steps_per_rollout: int | None, *, num_rollout: int | None = None,
                          default_global_batch_size: int | None = None) -> BatchResult:
@@ -226,8 +260,18 @@ def check_batch_equation(rollout_batch_size: int, n_samples_per_prompt: int | No
 
     `default_global_batch_size` is Megatron's fallback (micro batch x data-parallel size) when neither
     `--global-batch-size` nor `--num-steps-per-rollout` is given, if the caller can work it out.
-    Raises BatchInputError when a value is not a positive whole number.
+    Raises BatchInputError when a value is not a positive whole number. The exact fixes come ranked by how
+    little they change the given values (rank_fixes).
     """
+    result = _check_batch_equation(rollout_batch_size, n_samples_per_prompt, global_batch_size,
+                                   num_steps_per_rollout, num_rollout=num_rollout,
+                                   default_global_batch_size=default_global_batch_size)
+    return result.model_copy(update={"fixes": rank_fixes(result.fixes)}) if result.fixes else result
+
+
+def _check_batch_equation(rollout_batch_size: int, n_samples_per_prompt: int | None, global_batch_size: int | None,
+                          num_steps_per_rollout: int | None, *, num_rollout: int | None,
+                          default_global_batch_size: int | None) -> BatchResult:
     assumptions: list[str] = []
     if n_samples_per_prompt is None:
         n_samples_per_prompt = 1

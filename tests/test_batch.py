@@ -154,9 +154,23 @@ def test_unusable_inputs_get_a_sentence_not_an_exception(inputs, words):
 
 def test_a_derived_global_batch_with_a_remainder_gets_step_and_rollout_fixes():
     r = check_batch_equation(32, 8, None, 3)
-    assert [f.message for f in r.fixes] == [
-        "set --num-steps-per-rollout 2 (global batch 128)", "set --num-steps-per-rollout 4 (global batch 64)",
-        "or set --rollout-batch-size 30 (global batch 80)", "or set --rollout-batch-size 33 (global batch 88)"]
+    assert [f.message for f in r.fixes] == [  # the smallest change to the given values first
+        "set --rollout-batch-size 33 (global batch 88)", "set --rollout-batch-size 30 (global batch 80)",
+        "set --num-steps-per-rollout 4 (global batch 64)", "set --num-steps-per-rollout 2 (global batch 128)"]
+
+
+def test_exact_fixes_no_one_would_choose_are_left_out():
+    # 15 x 8 = 120 samples, a global batch of 128: 128 samples per prompt with 15 steps is exact, and absurd
+    r = check_batch_equation(15, 8, 128, 1)
+    messages = [f.message for f in r.fixes]
+    assert messages == ["remove --global-batch-size and slime derives 120", "set --rollout-batch-size 16 (now 15)",
+                        "set --global-batch-size 120 (now 128)"]
+    assert not any("--n-samples-per-prompt 128" in m for m in messages)
+    # when every exact fix is a big change, the smallest one is still offered
+    only = check_batch_equation(1, 1, 97, None)  # 1 sample, a global batch of 97: every fix is a 97x change
+    assert [f.message for f in only.fixes] == ["set --rollout-batch-size 97 (now 1)",
+                                               "set --n-samples-per-prompt 97 (now 1)",
+                                               "set --global-batch-size 1 (now 97)"]
 
 
 def test_actual_steps_and_the_learning_rate_schedule_are_told_apart():
