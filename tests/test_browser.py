@@ -366,3 +366,71 @@ def test_every_page_is_listed_and_no_page_requests_another_host(browser, tmp_pat
     finally:
         _stop(proc)
     assert outside == [], f"requests outside this machine: {sorted(set(outside))[:10]}"
+
+
+def test_a_check_updates_its_status_at_once_and_hands_its_numbers_to_the_calculator(browser, tmp_path):
+    """Before any first-visit answer: the checker works, says done in the same run, and the calculator gets
+    every field from the script (an earlier micro-batch size cleared, dynamic batching and rollouts set)."""
+    from playwright.sync_api import expect
+
+    home = tmp_path / "home"
+    port = _free_port()
+    proc = _start_server(port, home, tmp_path / "server.log")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port}/batch_calculator")
+        mbs = page.get_by_role("spinbutton", name="--micro-batch-size")
+        mbs.fill("4")
+        mbs.press("Enter")
+        expect(page.get_by_role("spinbutton", name="--micro-batch-size")).to_have_value("4")
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Check launch script").click()
+        expect(page.get_by_text("No profile yet: this page works without one")).to_be_visible()
+        expect(page.get_by_text("Not done yet", exact=False)).to_be_visible()
+        box = page.get_by_role("textbox", name="Launch script or argument list")
+        box.fill((ROOT / "tests/fixtures/scripts/good_colocate.sh").read_text())
+        box.press("Control+Enter")
+        expect(page.get_by_text("Last accepted", exact=False)).to_be_visible()
+        assert page.get_by_text("Not done yet", exact=False).count() == 0
+        page.get_by_role("button", name="Open this script's batch sizes in the calculator").click()
+        expect(page.get_by_text("Every field below is set from your launch script")).to_be_visible()
+        expect(page.get_by_role("spinbutton", name="--rollout-batch-size")).to_have_value("16")
+        expect(page.get_by_role("spinbutton", name="--num-rollout")).to_have_value("100")
+        expect(page.get_by_role("spinbutton", name="--micro-batch-size")).to_have_value("")
+        expect(page.get_by_role("switch", name="--use-dynamic-batch-size")).to_be_checked()
+    finally:
+        _stop(proc)
+    log = (tmp_path / "server.log").read_text()
+    assert "Traceback" not in log, log[-3000:]
+
+
+def test_an_accepted_conversion_command_shows_up_in_the_grpo_draft(browser, tmp_path):
+    from playwright.sync_api import expect
+
+    home = tmp_path / "home"
+    _seed_store(home)
+    port = _free_port()
+    proc = _start_server(port, home, tmp_path / "server.log")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port}/grpo")
+        expect(page.get_by_test_id("stCode").filter(has_text="--hf-checkpoint /root/Qwen3-4B").first).to_be_visible()
+        nav = page.get_by_test_id("stSidebarNav")
+        nav.get_by_role("link", name="Model and checkpoint").click()
+        expect(page.get_by_role("heading", name="Model script and checkpoint")).to_be_visible()
+        expect(page.get_by_role("button", name="Accept this command")).to_be_visible()
+        hf = page.get_by_role("textbox", name="Hugging Face checkpoint folder (--hf-checkpoint)")
+        hf.fill("/models/qwen3-4b-hf")
+        hf.press("Enter")
+        expect(page.get_by_test_id("stCode").filter(has_text="/models/qwen3-4b-hf_torch_dist").first).to_be_visible()
+        page.get_by_role("button", name="Accept this command").click()
+        expect(page.get_by_text("kept in What's done", exact=False).first).to_be_visible()
+        nav.get_by_role("link", name="GRPO setup").click()
+        expect(page.get_by_text("From the conversion command you accepted", exact=False)).to_be_visible()
+        expect(page.get_by_role("textbox", name="Hugging Face checkpoint folder (--hf-checkpoint)")).to_have_value(
+            "/models/qwen3-4b-hf")
+        draft = _draft_text(page)
+        assert "--hf-checkpoint /models/qwen3-4b-hf" in draft and "--ref-load /models/qwen3-4b-hf_torch_dist" in draft
+    finally:
+        _stop(proc)
