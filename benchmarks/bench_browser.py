@@ -6,7 +6,10 @@ Figures (median of --repeat, wall time from the user's action until the result i
 - first paint of the home page (first visit after the server started, then a warm visit);
 - a page switch through the sidebar (target under 0.5 s);
 - a 20-line JSONL upload on "Check my data", from choosing the file to the finished report (target under 1 s);
-- a single TensorBoard event-file upload on "Monitor training", to the first plot (target under 2 s).
+- a single TensorBoard event-file upload on "Monitor training", to the first plot (target under 2 s);
+- a launch script pasted on "Check launch script", to its findings and the updated status line (target 1 s);
+- a query in the sidebar's Ask box, to the results page (target 1 s);
+- a switch to "Knowledge cards", to the list of every card (target 0.5 s).
 Needs /usr/bin/chromium and playwright (both in the dev setup); nothing leaves localhost.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -34,7 +38,9 @@ from core.monitor.synthetic import write_slime_like_run  # noqa: E402
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage"]
-TARGETS = {"page switch": 0.5, "20-line JSONL check": 1.0, "event-file upload to first plot": 2.0}
+TARGETS = {"page switch": 0.5, "20-line JSONL check": 1.0, "event-file upload to first plot": 2.0,
+           "launch-script check": 1.0, "Ask from the sidebar": 1.0, "switch to Knowledge cards": 0.5}
+SCRIPT = ROOT / "tests" / "fixtures" / "scripts" / "good_colocate.sh"
 
 
 def _timed(action, wait) -> float:
@@ -90,7 +96,26 @@ def main() -> int:
                     figures["20-line JSONL check"].append(_timed(
                         upload_and_check,
                         lambda page=page: expect(page.get_by_text("checked in", exact=False)).to_be_visible()))
-                    page.goto(f"http://127.0.0.1:{port}/monitor")  # the sidebar folds it under "View more"
+                    nav.get_by_role("link", name="Check launch script").click()
+                    box = page.get_by_role("textbox", name="Launch script or argument list")
+                    box.wait_for(state="visible")
+                    marker = f"--bench-unknown-{i}"  # a new script each visit: a flag the checker reports
+                    box.fill(SCRIPT.read_text().replace("   --sglang-mem-fraction-static 0.7\n",
+                                                        f"   --sglang-mem-fraction-static 0.7\n   {marker} 1\n"))
+                    figures["launch-script check"].append(_timed(
+                        lambda box=box: box.press("Control+Enter"),
+                        lambda page=page, marker=marker: expect(  # in a finding, not in the text box itself
+                            page.get_by_role("alert").filter(has_text=marker).first).to_be_visible()))
+                    ask = page.get_by_test_id("stSidebar").get_by_role("textbox", name="Ask")
+                    ask.fill("--rolout-batch-size")
+                    figures["Ask from the sidebar"].append(_timed(
+                        lambda ask=ask: ask.press("Enter"),
+                        lambda page=page: expect(page.get_by_role(
+                            "link", name="--rollout-batch-size (slime)").first).to_be_visible()))
+                    figures["switch to Knowledge cards"].append(_timed(
+                        lambda nav=nav: nav.get_by_role("link", name="Knowledge cards").click(),
+                        lambda page=page: expect(page.get_by_text(re.compile(r"^\d+ of \d+ cards$"))).to_be_visible()))
+                    nav.get_by_role("link", name="Monitor training").click()
                     page.get_by_test_id("stFileUploaderDropzoneInput").first.wait_for(state="attached")
                     figures["event-file upload to first plot"].append(_timed(
                         lambda page=page: page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
