@@ -42,9 +42,9 @@ bench: $(STAMP)
 # wheels unpacked (the catalog reads SGLang's Python files and the router's, as they ship).
 sources: $(STAMP)
 	mkdir -p $(SOURCES)
-	test -d $(SOURCES)/slime/.git || git clone --quiet https://github.com/THUDM/slime.git $(SOURCES)/slime
+	test -d $(SOURCES)/slime/.git || git clone --quiet --filter=blob:none https://github.com/THUDM/slime.git $(SOURCES)/slime
 	git -C $(SOURCES)/slime checkout --quiet $(SLIME_COMMIT)
-	test -d $(SOURCES)/megatron/.git || git clone --quiet https://github.com/NVIDIA/Megatron-LM.git $(SOURCES)/megatron
+	test -d $(SOURCES)/megatron/.git || git clone --quiet --filter=blob:none https://github.com/NVIDIA/Megatron-LM.git $(SOURCES)/megatron
 	git -C $(SOURCES)/megatron checkout --quiet $(MEGATRON_COMMIT)
 	test -d $(SOURCES)/sglang_whl/sglang || { \
 	  $(PY) -m pip download --quiet --no-deps sglang==$(SGLANG_VERSION) -d $(SOURCES)/wheels && \

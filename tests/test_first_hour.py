@@ -239,3 +239,17 @@ def test_card_headings_are_short_and_their_sources_move_into_the_text():
         "Intro.", "", "#### Flags", "", "Source: `slime/utils/arguments.py:122-225@624b824a`", "", "Text.", "",
         "##### Sub", "", "```bash", "## not a heading (x.py:1@624b824a)", "```", "#### Defaults slime changes", "",
         "Source: `reset_arg, a.py:19-32@624b824a`"]
+
+
+def test_a_conversion_accepted_with_its_default_paths_is_handed_over_and_said_so(app_env, make_app):
+    from core.memory.profile import Profile
+    from core.memory.store import Store
+
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/model_checkpoint.py").run()
+    at.button(key="mc_accept").click().run()
+    at.switch_page(str(ROOT / "pages/grpo.py")).run()
+    assert not at.exception
+    assert at.text_input(key="grpo_ckpt_hf").value == "/root/Qwen3-4B"
+    assert at.text_input(key="grpo_ckpt_ref").value == "/root/Qwen3-4B_torch_dist"
+    assert any("From the conversion command you accepted" in c.value for c in at.caption)

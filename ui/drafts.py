@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.drafts.launch import Draft
-from ui.common import flag_link, plain, show_findings
+from ui.common import flag_link, get_store, plain, show_findings
 from ui.memory import AcceptControl, InputMemory, when_text
 
 CHECKPOINT_FIELDS = (("ckpt_hf", "--hf-checkpoint", "Hugging Face checkpoint folder (--hf-checkpoint)"),
@@ -25,8 +25,6 @@ class CheckpointPaths:
 def checkpoint_fields(memory: InputMemory, model: str) -> CheckpointPaths:
     """The draft's checkpoint paths, editable: an accepted conversion command fills them (said so); an empty
     box is the guess from the model name the draft shows."""
-    from ui.common import get_store
-
     base = model.strip().rstrip("/").split("/")[-1] or "model"
     hf_guess = model if model.startswith("/") else f"/root/{base}"
     converted = get_store().accepted(memory.profile.name, "model_checkpoint")
@@ -38,7 +36,8 @@ def checkpoint_fields(memory: InputMemory, model: str) -> CheckpointPaths:
     hf = values["ckpt_hf"].strip() or None
     hf_base = (hf or hf_guess).rstrip("/").split("/")[-1] or "model"
     last = converted[0] if converted else None
-    if last is not None and (last.inputs or {}).get("hf", "").strip() == (hf or "") and hf:
+    accepted_hf = str((last.inputs_shown or last.inputs or {}).get("hf", "")).strip() if last is not None else ""
+    if last is not None and hf and accepted_hf == hf:
         st.caption(f"From the conversion command you accepted {when_text(last.accepted_at)} on Model and "
                    "checkpoint; edit them here for this draft.")
     else:
