@@ -253,3 +253,10 @@ def test_a_conversion_accepted_with_its_default_paths_is_handed_over_and_said_so
     assert at.text_input(key="grpo_ckpt_hf").value == "/root/Qwen3-4B"
     assert at.text_input(key="grpo_ckpt_ref").value == "/root/Qwen3-4B_torch_dist"
     assert any("From the conversion command you accepted" in c.value for c in at.caption)
+
+
+def test_ask_section_titles_carry_no_citation():
+    from core.knowledge.search import get_index
+
+    sections = [d for d in get_index().docs if d.kind == "section"]
+    assert sections and not [d.title for d in sections if "@624b824a" in d.title]

@@ -90,6 +90,14 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*$")
 _TRAILING_SOURCE = re.compile(r"^(?P<title>.*?)[ \t]*\((?P<source>[^()]*@[A-Za-z0-9_.\-]+)\)$")
 
 
+def short_heading(heading: str) -> tuple[str, str | None]:
+    """A section heading without the source in its trailing parentheses, and that source (None if none)."""
+    cited = _TRAILING_SOURCE.match(heading.strip())
+    if cited is None:
+        return heading.strip(), None
+    return cited.group("title").rstrip(" ,;:"), cited.group("source").strip()
+
+
 def display_markdown(body: str) -> str:
     """A card's body as shown inside its card: section headings a step below the page's own (## becomes ####)
     and short, a source given in a heading's parentheses moved into a "Source:" line under it."""
@@ -103,9 +111,7 @@ def display_markdown(body: str) -> str:
             out.append(line)
             continue
         level = min(len(m.group(1)) + 2, 6)
-        title, source = m.group(2), None
-        if cited := _TRAILING_SOURCE.match(title):
-            title, source = cited.group("title").rstrip(" ,;:"), cited.group("source").strip()
+        title, source = short_heading(m.group(2))
         out.append(f"{'#' * level} {title}")
         if source:
             out += ["", f"Source: `{source}`" if "`" not in source else f"Source: {source}"]

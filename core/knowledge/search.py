@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.knowledge.cards import CARDS_DIR, Card, parse_card
+from core.knowledge.cards import CARDS_DIR, Card, parse_card, short_heading
 from core.knowledge.errors import (
     ERRORS_PATH,
     ErrorEntry,
@@ -104,7 +104,8 @@ def _card_docs(cards: tuple[Card, ...]) -> list[_Doc]:
                          body=f"{card.summary} {card.body}"))
         for heading, text in card_sections(card):
             cite = _CITE_RE.search(text)
-            docs.append(_Doc(kind="section", id=f"{card.id}#{_slug(heading)}", title=f"{card.title}: {heading}",
+            docs.append(_Doc(kind="section", id=f"{card.id}#{_slug(heading)}",
+                             title=f"{card.title}: {short_heading(heading)[0]}",  # its source is in the text
                              summary=_short(re.sub(r"[`*_#>|]", "", text)),
                              source=cite.group(0) if cite else card.sources[0], names=heading, body=text))
     return docs
