@@ -31,8 +31,10 @@ def checkpoint_fields(memory: InputMemory, model: str) -> CheckpointPaths:
     st.markdown("**Checkpoints**")
     values = {}
     cols = st.columns(3)
+    guess_base = hf_guess.rstrip("/").split("/")[-1] or "model"
+    guesses = {"ckpt_hf": hf_guess, "ckpt_ref": f"/root/{guess_base}_torch_dist", "ckpt_save": f"/root/{guess_base}_slime/"}
     for col, (name, _flag, label) in zip(cols, CHECKPOINT_FIELDS, strict=True):
-        values[name] = memory.widget(col.text_input, label, name, "", max_chars=4096)
+        values[name] = memory.widget(col.text_input, label, name, "", max_chars=4096, placeholder=guesses[name])
     hf = values["ckpt_hf"].strip() or None
     hf_base = (hf or hf_guess).rstrip("/").split("/")[-1] or "model"
     last = converted[0] if converted else None

@@ -308,7 +308,7 @@ class ConfigComparison(BaseModel):
 
 def _fmt(value: Any) -> str:
     if value is None:
-        return "not set (None)"
+        return "not set"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
