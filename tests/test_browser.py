@@ -434,3 +434,47 @@ def test_an_accepted_conversion_command_shows_up_in_the_grpo_draft(browser, tmp_
         assert "--hf-checkpoint /models/qwen3-4b-hf" in draft and "--ref-load /models/qwen3-4b-hf_torch_dist" in draft
     finally:
         _stop(proc)
+
+
+def test_the_monitor_status_and_the_history_of_two_drafts_in_the_browser(browser, tmp_path):
+    """A new load on the monitor changes its status line at once; What's done says what differs between two
+    accepted drafts, each timed to the second."""
+    from playwright.sync_api import expect
+
+    sys.path.insert(0, str(ROOT))
+    from core.monitor.synthetic import write_slime_like_run
+
+    home = tmp_path / "home"
+    _seed_store(home)
+    event_file = sorted(write_slime_like_run(tmp_path / "run"), key=lambda p: p.stat().st_size)[-1]
+    port = _free_port()
+    proc = _start_server(port, home, tmp_path / "server.log")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.goto(f"http://127.0.0.1:{port}/monitor")
+        expect(page.get_by_text("Not done yet", exact=False)).to_be_visible()
+        page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(event_file))
+        expect(page.get_by_text("Last accepted", exact=False)).to_be_visible()
+        assert page.get_by_text("Not done yet", exact=False).count() == 0
+
+        nav = page.get_by_test_id("stSidebarNav")
+        nav.get_by_role("link", name="GRPO setup").click()
+        page.get_by_role("button", name="Accept this draft").click()
+        expect(page.get_by_text("kept in What's done", exact=False).first).to_be_visible()
+        page.get_by_text("Hyperparameters (defaults").click()
+        gbs = page.get_by_role("spinbutton", name=GRPO_GBS)
+        gbs.fill("64")
+        gbs.press("Enter")
+        expect(page.get_by_test_id("stCode").filter(has_text="--global-batch-size 64").first).to_be_visible()
+        page.get_by_role("button", name="Accept this draft").click()
+        expect(page.get_by_text("kept in What's done", exact=False).first).to_be_visible()
+        nav.get_by_role("link", name="What's done").click()
+        page.get_by_text("GRPO setup: done").click()
+        expect(page.get_by_text(f"Changed since the one before: {GRPO_GBS}: 0 → 64")).to_be_visible()
+        stamps = page.get_by_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d · accepted the draft"))
+        expect(stamps).to_have_count(2)
+    finally:
+        _stop(proc)
+    log = (tmp_path / "server.log").read_text()
+    assert "Traceback" not in log, log[-3000:]
