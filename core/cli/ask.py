@@ -11,7 +11,7 @@ import sys
 EXIT_FOUND, EXIT_NONE, EXIT_USAGE = 0, 1, 2
 MAX_LIMIT = 200
 MAX_STDIN_CHARS = 200_000
-KIND_CHOICES = ("card", "section", "flag", "rule", "error", "model_script")
+KIND_CHOICES = ("card", "section", "flag", "rule", "error", "model_script", "runtime", "term", "bug")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
