@@ -37,7 +37,7 @@ class Detect(BaseModel):
                                "fixed: later refactors may rename it) or removed (all absent means fixed)")
 
     @model_validator(mode="after")
-    def _markers_for_kind(self) -> "Detect":
+    def _markers_for_kind(self) -> Detect:
         if self.kind in ("added", "removed") and not [m for m in self.markers if m.strip()]:
             raise ValueError(f"detect.kind {self.kind!r} needs at least one marker")
         return self

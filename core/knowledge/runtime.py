@@ -127,9 +127,10 @@ def load_runtime_messages(path: Path = RUNTIME_PATH) -> tuple[RuntimeMessage, ..
 
 def match_runtime(text: str, messages: tuple[RuntimeMessage, ...] | None = None,
                   limit: int = 5) -> list[RuntimeMessage]:
-    """The entries whose markers occur in the text, the one with the longest (most specific) marker first;
-    ties keep the table's order. The last occurrence in the paste breaks ties between equally long markers,
-    since the final exception of a traceback is printed last."""
+    """The entries whose markers occur in the text: real errors before entries marked `normal` (harmless log
+    lines and wrappers such as Ray's RayTaskError, which only carry another error), then the longest (most
+    specific) marker first; the last occurrence in the paste breaks ties, since the final exception of a
+    traceback is printed last; then the table's order."""
     messages = load_runtime_messages() if messages is None else messages
     hay = normalise((text or "")[:MAX_MATCH_CHARS])
     if not hay:
@@ -139,8 +140,8 @@ def match_runtime(text: str, messages: tuple[RuntimeMessage, ...] | None = None,
         found = [(len(m), hay.rfind(m)) for m in entry.markers if m in hay]
         if found:
             length, where = max(found)
-            scored.append((-length, -where, order, entry))
-    return [e for *_, e in sorted(scored, key=lambda t: t[:3])][:limit]
+            scored.append((bool(entry.normal), -length, -where, order, entry))
+    return [e for *_, e in sorted(scored, key=lambda t: t[:4])][:limit]
 
 
 def runtime_by_id(key: str) -> RuntimeMessage | None:

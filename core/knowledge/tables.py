@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from core.knowledge.bugs import BUGS_PATH, KnownBug, match_bugs, parse_bugs
-from core.knowledge.runtime import LAYER_TITLES, RUNTIME_PATH, RuntimeMessage, match_runtime, parse_runtime_messages
+from core.knowledge.runtime import (
+    LAYER_TITLES,
+    RUNTIME_PATH,
+    RuntimeMessage,
+    match_runtime,
+    parse_runtime_messages,
+)
 from core.knowledge.terms import TERMS_PATH, Term, match_terms, parse_terms
 
 TABLE_PATHS = (RUNTIME_PATH, TERMS_PATH, BUGS_PATH)
