@@ -288,3 +288,23 @@ def test_ask_page_shows_runtime_messages_terms_and_bugs(app_env, make_app, tmp_p
     assert at.subheader[0].value == "Known bugs fixed upstream"
     fixed = [s.value.replace("\\", "") for s in at.success]
     assert any("Fixed upstream in 95df894a9 (#2246, 2026-08-12)" in v for v in fixed), fixed
+
+
+def test_ask_page_says_whether_the_named_checkout_has_a_fix(app_env, make_app, tmp_path, monkeypatch):
+    from core.memory.profile import Profile
+    from core.memory.store import Store
+
+    checkout = tmp_path / "mine"
+    (checkout / "slime" / "utils").mkdir(parents=True)
+    (checkout / "slime" / "utils" / "arguments.py").write_text("x = 1\n")
+    (checkout / "slime" / "ray").mkdir()
+    (checkout / "slime" / "ray" / "placement_group.py").write_text("def sort_key(x):\n    return (ip, gpu_id)\n")
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8))
+    at = make_app("pages/check_args.py").run()
+    at.text_input(key="ca_checkout").input(str(checkout)).run()
+    at.switch_page("pages/ask.py").run()
+    at.text_area(key="ask_query").input("sort_key GPU ordering with 10+ GPUs self.gpu_id=16").run()
+    assert not at.exception
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any("Your checkout does not have the fix" in w and "placement_group.py" in w for w in warnings), warnings
