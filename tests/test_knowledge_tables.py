@@ -77,6 +77,15 @@ def test_runtime_messages_match_what_users_paste(paste, expected):
     assert match_runtime(paste)[0].id == expected
 
 
+def test_harmless_lines_are_not_offered_as_the_match_next_to_a_real_error():
+    from core.knowledge.tables import match_tables
+
+    alone = '(SGLangEngine pid=1) INFO:     10.0.0.1:5 - "GET /health HTTP/1.1" 200 OK'
+    assert ("runtime", "sglang-get-health-lines") in match_tables(alone, pasted=True)
+    mixed = alone + "\nTraceback (most recent call last):\n  File \"x.py\", line 1, in f\nFooError: unheard of\n"
+    assert not [k for k in match_tables(mixed, pasted=True) if k[0] == "runtime"]
+
+
 def test_the_inner_error_of_a_ray_wrapper_wins_over_the_wrapper():
     paste = ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::MegatronTrainRayActor.train() (pid=1, ip=10.0.0.1)\n"
              "  File \"/root/slime/slime/utils/ppo_utils.py\", line 672, in calculate_log_probs_and_entropy\n"
@@ -308,3 +317,15 @@ def test_ask_page_says_whether_the_named_checkout_has_a_fix(app_env, make_app, t
     assert not at.exception
     warnings = [w.value.replace("\\", "") for w in at.warning]
     assert any("Your checkout does not have the fix" in w and "placement_group.py" in w for w in warnings), warnings
+
+
+def test_plain_word_terms_do_not_take_over_long_questions():
+    from core.knowledge.tables import match_tables
+
+    long_q = "reference model OOM during the log prob computation with 8 GPUs and tensor parallel 2 on H100"
+    assert not [k for k in match_tables(long_q) if k[0] == "term"]
+    assert ("term", "reference-model") in match_tables("what is the reference model in slime")
+    assert ("term", "lora-adapters") in match_tables(
+        "LoRA Support: It looks like LoRA support would be a worthwhile addition. Is this on the horizon?")
+    assert ("term", "ppo-mini-batch-size") in match_tables(
+        "In the Slime framework, there is no explicit mention of a mini batch size, unlike ppo_mini_batch_size")

@@ -21,6 +21,7 @@ from core.knowledge.terms import TERMS_PATH, Term, match_terms, parse_terms
 
 TABLE_PATHS = (RUNTIME_PATH, TERMS_PATH, BUGS_PATH)
 SUMMARY_CHARS = 220
+MAX_SCAN_CHARS = 200_000
 
 
 def _mtime(path: Path) -> int:
@@ -78,14 +79,36 @@ def table_docs() -> list[dict[str, str]]:
     return docs
 
 
+_ERROR_LINE = re.compile(r"Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b[:(]")
+
+
 def match_tables(text: str, pasted: bool = False) -> list[tuple[str, str]]:
     """(kind, id) of the exact hits, best first: known bugs and runtime messages whose markers occur in the
     text, then, for a question rather than a paste, the other frameworks' terms it names followed by the
-    slime flags they map to."""
+    slime flags they map to. Entries marked `normal` (harmless log lines, Ray's wrapper) are exact hits only
+    when the text holds no traceback or exception line: next to a real error they would point away from it."""
     out = [("bug", b.id) for b in match_bugs(text, bugs())]
-    out += [("runtime", m.id) for m in match_runtime(text, runtime_messages(), limit=3)]
+    runtime = match_runtime(text, runtime_messages(), limit=3)
+    if any(m.normal for m in runtime) and _ERROR_LINE.search((text or "")[:MAX_SCAN_CHARS]):
+        runtime = [m for m in runtime if not m.normal]
+    out += [("runtime", m.id) for m in runtime]
     if not pasted:
+        short = len(re.findall(r"\w+", text or "")) <= SHORT_QUESTION_WORDS
         for t in match_terms(text, terms(), limit=3):
-            out.append(("term", t.id))
-            out += [("flag", f) for f in t.flags[:2]]
+            if short or _spelled_like_code(t, text):
+                out.append(("term", t.id))
+                out += [("flag", f) for f in t.flags[:2]]
     return out
+
+
+SHORT_QUESTION_WORDS = 10
+
+
+def _spelled_like_code(term: Term, text: str) -> bool:
+    """Whether the text names the term in a config spelling (`ppo_mini_batch_size`, `rollout.n`) or as an
+    acronym-like word (`LoRA`, `PEFT`): in a long question, a plain-word name such as "reference model" is
+    more likely about something else."""
+    lowered = (text or "").lower()
+    words = set(re.findall(r"\w+", text or ""))
+    return any((("_" in n or "." in n) and n.lower() in lowered) or (" " not in n and any(c.isupper() for c in n[1:])
+                                                                     and n in words) for n in term.names())
