@@ -263,11 +263,12 @@ def test_ask_shows_fixed_upstream_and_whether_a_checkout_has_the_fix(tmp_path):
     (checkout / "slime" / "utils").mkdir(parents=True)
     (checkout / "slime" / "utils" / "arguments.py").write_text("x = 1\n")
     (checkout / "slime" / "utils" / "http_utils.py").write_text("client = httpx.AsyncClient()\n")
-    out = _ask("Server error '503 Service Unavailable' for url", "--limit", "3", "--slime-checkout", str(checkout))
+    query = "proxy variables sent intra-cluster SGLang traffic through the proxy"
+    out = _ask(query, "--limit", "3", "--slime-checkout", str(checkout))
     assert out.returncode == 0, out.stderr
     assert "fixed upstream in 5fa6755db (#1714, 2026-03-22)" in out.stdout.lower()
     assert "does NOT have the fix" in out.stdout
-    as_json = json.loads(_ask("503 Service Unavailable", "--format", "json", "--slime-checkout", str(checkout)).stdout)
+    as_json = json.loads(_ask(query, "--format", "json", "--slime-checkout", str(checkout)).stdout)
     bug = next(r for r in as_json["results"] if r["kind"] == "bug")
     assert bug["id"] == "proxy-env-503" and bug["checkout_has_fix"] is False
     bad = _ask("503", "--slime-checkout", str(tmp_path / "nothing"))

@@ -118,7 +118,6 @@ def _table_lines(kind: str, key: str, checkout: Path | None, fixes: dict) -> lis
         b = next((x for x in bugs() if x.id == key), None)
         if b is None:
             return lines
-        lines.append(f"      fix: {b.fix_url}")
         lines.append(f"      affected: {b.affected}")
         lines.append(f"      workaround: {b.workaround}")
         lines.append(f"      thread: {b.threads[0]}")
