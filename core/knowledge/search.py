@@ -48,7 +48,7 @@ _CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + S
 PROSE_KINDS = frozenset({"card", "section"})
 # BM25 is multiplied by these (BM25 is negative: a larger weight ranks higher); prose and rules are what a
 # question usually wants, and raw BM25 favours the many short flag entries.
-KIND_WEIGHT = {"card": 1.5, "section": 1.3, "rule": 1.2}  # tables rank by exact match first (match_tables), not by weight
+KIND_WEIGHT = {"card": 1.5, "section": 1.3, "rule": 1.2}
 # Left out of the any-word fallback (the all-words query keeps them): they match nearly every document.
 STOPWORDS = frozenset("a an and are be by can do does for from how i in is it of on or should the to what when "
                       "where which why with".split())
