@@ -1,12 +1,16 @@
-"""Ask: one search over cards, flags, rules, slime's error messages and model scripts. A pasted error line or
-traceback finds the place in slime it comes from. Everything pasted is shown as plain text, never run."""
+"""Ask: one search over cards, flags, rules, slime's error messages, model scripts, runtime messages of the
+layers under slime, other frameworks' words and known bugs. A pasted error line or traceback finds the place
+in slime it comes from. Everything pasted is shown as plain text, never run."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core.knowledge.bugs import checkout_has_fix
 from core.knowledge.errors import MAX_PASTE_CHARS, checkout_error_index, match_error, slime_frames
+from core.knowledge.runtime import LAYER_TITLES
 from core.knowledge.search import KIND_TITLES, KINDS, Result, explain, get_index, grouped
+from core.knowledge.tables import bugs, runtime_messages, terms
 from core.pins import SLIME_SHORT, slime_source
 from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
 
@@ -85,6 +89,56 @@ def show_error(result: Result, first: bool) -> None:
                          query_params={"card": card_id})
 
 
+def show_runtime(result: Result, first: bool) -> None:
+    m = next((x for x in runtime_messages() if x.id == result.id), None)
+    if m is None:
+        return
+    with st.expander(plain(result.title), expanded=first):
+        st.markdown("**What it means:** " + plain(m.meaning))
+        if m.normal:
+            st.info(plain(m.normal), icon=":material/check_circle:")
+        st.markdown("**Usual causes in slime, in the order to check them:**")
+        for n, cause in enumerate(m.causes, 1):
+            knobs = ", ".join([*cause.flags, *cause.env])
+            st.markdown(f"{n}. " + plain(cause.why) + (f" (`{knobs}`)" if knobs else ""))
+        st.markdown("**Check first:** " + plain(m.check_first))
+        st.caption(f"Layer: {LAYER_TITLES[m.layer]} · Source: " + " · ".join(cited(s) for s in m.sources[:3]))
+        for code in m.rules:
+            target = "pages/check_data.py" if code.startswith("DATA") else "pages/check_args.py"
+            st.page_link(target, label=plain(f"{code} catches this cause before launch"), icon=":material/fact_check:")
+        for card_id in m.cards[:3]:
+            st.page_link("pages/knowledge.py", label=plain(f"Card: {card_id}"), icon=":material/menu_book:",
+                         query_params={"card": card_id})
+
+
+def show_term(result: Result) -> None:
+    t = next((x for x in terms() if x.id == result.id), None)
+    if t is None:
+        return
+    st.markdown(f"**{plain(result.title)}**")
+    st.caption(plain(t.meaning))
+    st.markdown(plain(t.slime))
+    st.caption("Source: " + " · ".join(cited(s) for s in t.sources[:2]))
+
+
+def show_bug(result: Result, first: bool) -> None:
+    b = next((x for x in bugs() if x.id == result.id), None)
+    if b is None:
+        return
+    with st.expander(plain(result.title), expanded=first):
+        st.markdown(plain(b.symptom))
+        st.success(plain(f"{b.fixed_upstream[0].upper()}{b.fixed_upstream[1:]}."), icon=":material/build:")
+        st.markdown("**Affected:** " + plain(b.affected))
+        st.markdown("**Cause:** " + plain(b.cause))
+        st.markdown("**Workaround:** " + plain(b.workaround))
+        if checkout:
+            status = checkout_has_fix(b, checkout)
+            verdict = {True: "Your checkout has the fix", False: "Your checkout does not have the fix",
+                       None: "Whether your checkout has the fix cannot be told"}[status.has_fix]
+            (st.warning if status.has_fix is False else st.caption)(plain(f"{verdict}: {status.detail}."))
+        st.caption(f"Fix: {cited(b.fix_url)} · Threads: " + " · ".join(cited(t) for t in b.threads))
+
+
 def show_result(result: Result) -> None:
     if result.kind == "flag":
         st.page_link("pages/flags.py", label=plain(result.title), icon=":material/flag:",
@@ -107,5 +161,11 @@ for kind, items in grouped(results).items():
     for i, result in enumerate(items):
         if kind == "error":
             show_error(result, first=i == 0)
+        elif kind == "runtime":
+            show_runtime(result, first=i == 0)
+        elif kind == "term":
+            show_term(result)
+        elif kind == "bug":
+            show_bug(result, first=i == 0)
         else:
             show_result(result)

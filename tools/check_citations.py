@@ -11,7 +11,9 @@ Where citations are found:
 - the launch checker's and the data checker's rules: each rule's source (RULES of core.launch.rules and
   core.data.rules), with the rule's title and check docstring as context;
 - Python under core/: string constants (docstrings and messages) that carry `path:line@pin`, and calls of
-  the citation helpers (`slime_source`, `megatron_source`, `sglang_source` and the rules' `src`/`msrc`).
+  the citation helpers (`slime_source`, `megatron_source`, `sglang_source` and the rules' `src`/`msrc`);
+- the curated tables knowledge/runtime_messages.yaml, framework_terms.yaml and known_bugs.yaml: every
+  citation in an entry's sources and text, anchored by the flags and identifiers of the same entry.
 
 What is checked, for each citation: the file exists in the checkout of its pin (slime 624b824a, Megatron
 1dcf0daf, SGLang v0.5.15.post1); the line or range exists; and the cited lines contain the citation's anchor.
@@ -72,7 +74,7 @@ HELPERS = {"slime_source": SLIME_SHORT, "megatron_source": MEGATRON_SHORT, "sgla
 @dataclass
 class Citation:
     where: str  # file:line of the citation in this repository
-    origin: str  # "card sources", "card body", "rule", "core"
+    origin: str  # "card sources", "card body", "rule", "core", "table sources", "table"
     path: str
     start: int | None
     end: int | None
@@ -257,6 +259,38 @@ def _from_text(text: str, where: str, origin: str, context: list[str]) -> list[C
     return out
 
 
+TABLE_FILES = ("runtime_messages.yaml", "framework_terms.yaml", "known_bugs.yaml")
+
+
+def table_citations(knowledge_dir: Path) -> list[Citation]:
+    """Citations in the curated tables: an entry's `sources` are checked for file and lines, like a card's
+    front matter; a citation inside a text field is anchored by the flags and identifiers of its sentence."""
+    out: list[Citation] = []
+    for name in TABLE_FILES:
+        path = knowledge_dir / name
+        if not path.is_file():
+            continue
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for rows in data.values():
+            for row in rows if isinstance(rows, list) else []:
+                where = f"knowledge/{name}: {row.get('id', '?')}"
+                for text in _strings({k: v for k, v in row.items() if k != "sources"}):
+                    out += _from_text(text, where, "table", [])
+                for source in row.get("sources") or []:  # like a card's front matter: file and lines
+                    out += [_citation(where, "table sources", m, []) for m in CITE_RE.finditer(str(source))]
+    return out
+
+
+def _strings(value) -> list[str]:  # noqa: ANN001
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k != "detect" for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
 def core_citations(core_dir: Path) -> list[Citation]:
     """Citations in Python string constants and citation-helper calls under core/."""
     out: list[Citation] = []
@@ -400,7 +434,7 @@ def check(c: Citation, checkouts: Checkouts, anchors: dict[str, str], excepted: 
     cited = "\n".join(lines[lo - 1:hi])
     explicit = anchors.get(c.text)
     candidates = [explicit] if explicit else c.candidates
-    if c.origin == "card sources" and not explicit:
+    if c.origin in ("card sources", "table sources") and not explicit:
         return Outcome(c, "ok")
     if not candidates:
         return Outcome(c, "range-only", "no flag or identifier in its sentence; file and lines checked")
@@ -428,7 +462,8 @@ def run(roots: dict[str, Path], verbose: bool = False, strict: bool = False, out
         print(f"check_citations: checkout not found: {', '.join(missing)}", file=sys.stderr)
         return 2
     anchors, excepted, exceptions = load_anchor_file(ANCHORS_FILE)
-    citations = cards_citations(CARDS_DIR) + rules_citations() + core_citations(CORE_DIR)
+    citations = (cards_citations(CARDS_DIR) + rules_citations() + core_citations(CORE_DIR)
+                 + table_citations(CARDS_DIR.parent))
     checkouts = Checkouts(roots)
     seen: set[tuple[str, str]] = set()
     outcomes: list[Outcome] = []
@@ -450,7 +485,7 @@ def run(roots: dict[str, Path], verbose: bool = False, strict: bool = False, out
         for o in outcomes:
             if o.status == "ok":
                 print(f"ok   {o.citation.where}: {o.citation.text} [{o.detail or 'file/range'}]", file=out)
-    for origin in ("card sources", "card body", "rule", "core"):
+    for origin in ("card sources", "card body", "rule", "core", "table sources", "table"):
         counts = by_origin.get(origin, {})
         total = sum(counts.values())
         detail = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))

@@ -1,17 +1,20 @@
-"""`slime-assistant ask QUERY`: one search over cards, flags, rules, slime's error messages and model
-scripts, best first (exit 0 with results, 1 with none, 2 on usage errors). QUERY `-` reads a pasted error
-or traceback from stdin; it is only searched, never run."""
+"""`slime-assistant ask QUERY`: one search over cards, flags, rules, slime's error messages, model scripts,
+runtime messages of the layers under slime, other frameworks' words and known bugs, best first (exit 0 with
+results, 1 with none, 2 on usage errors). QUERY `-` reads a pasted error or traceback from stdin; it is only
+searched, never run. `--slime-checkout DIR` also says, for each known bug shown, whether that checkout has the
+fix (read from its code, never from git)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 EXIT_FOUND, EXIT_NONE, EXIT_USAGE = 0, 1, 2
 MAX_LIMIT = 200
 MAX_STDIN_CHARS = 200_000
-KIND_CHOICES = ("card", "section", "flag", "rule", "error", "model_script")
+KIND_CHOICES = ("card", "section", "flag", "rule", "error", "model_script", "runtime", "term", "bug")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,6 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--kind", action="append", choices=KIND_CHOICES, help="only results of this kind "
                         "(repeatable)")
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
+    parser.add_argument("--slime-checkout", type=Path, default=None, metavar="DIR",
+                        help="your slime checkout: known bugs shown say whether it has the fix")
     parser.set_defaults(func=run_ask, extra_words=[])
 
 
@@ -51,25 +56,87 @@ def run_ask(args: argparse.Namespace) -> int:
     if not query.strip():
         print("ask: give something to look up (a flag, a rule code, an error message or words)", file=sys.stderr)
         return EXIT_USAGE
+    checkout = getattr(args, "slime_checkout", None)
+    if checkout is not None and not (checkout / "slime" / "utils" / "arguments.py").is_file():
+        print(f"ask: {checkout} is not a slime checkout (no slime/utils/arguments.py)", file=sys.stderr)
+        return EXIT_USAGE
     from core.knowledge.search import get_index
 
     index = get_index()
     results = index.search(query, limit=args.limit, kinds=set(args.kind) if args.kind else None)
     if args.output_format == "json":
-        print(json.dumps({"results": [r.public() for r in results]}, indent=2, ensure_ascii=False))
+        out = [r.public() for r in results]
+        if checkout is not None:
+            fixes = bug_fix_status(results, checkout)
+            for item in out:
+                if item["id"] in fixes and item["kind"] == "bug":
+                    item["checkout_has_fix"] = fixes[item["id"]][0]
+        print(json.dumps({"results": out}, indent=2, ensure_ascii=False))
     else:
-        print(render_text(index, results, query) if results else "Nothing found. Try a flag name, a rule code or "
-              "fewer words.")
+        print(render_text(index, results, query, checkout) if results else "Nothing found. Try a flag name, a rule "
+              "code or fewer words.")
     return EXIT_FOUND if results else EXIT_NONE
 
 
-def render_text(index, results, query: str = "") -> str:  # noqa: ANN001 (types imported lazily)
+def bug_fix_status(results, checkout: Path) -> dict[str, tuple[bool | None, str]]:  # noqa: ANN001
+    """For each known bug among the results: (has the fix, how that was told) for the checkout."""
+    from core.knowledge.bugs import checkout_has_fix
+    from core.knowledge.tables import bugs
+
+    by_id = {b.id: b for b in bugs()}
+    out = {}
+    for r in results:
+        if r.kind == "bug" and r.id in by_id:
+            status = checkout_has_fix(by_id[r.id], checkout)
+            out[r.id] = (status.has_fix, status.detail)
+    return out
+
+
+def _table_lines(kind: str, key: str, checkout: Path | None, fixes: dict) -> list[str]:  # noqa: ANN001
+    """The extra lines of a runtime message, a framework term or a known bug."""
+    from core.knowledge.tables import bugs, runtime_messages, terms
+
+    lines: list[str] = []
+    if kind == "runtime":
+        m = next((x for x in runtime_messages() if x.id == key), None)
+        if m is None:
+            return lines
+        if m.normal:
+            lines.append(f"      normal: {m.normal}")
+        for n, cause in enumerate(m.causes, 1):
+            knobs = ", ".join([*cause.flags, *cause.env])
+            lines.append(f"      cause {n}: {cause.why}" + (f" [{knobs}]" if knobs else ""))
+        lines.append(f"      check first: {m.check_first}")
+        for code in m.rules:
+            lines.append(f"      caught before launch by {code} (slime-assistant check-args)")
+    elif kind == "term":
+        t = next((x for x in terms() if x.id == key), None)
+        if t is not None:
+            lines.append(f"      means there: {t.meaning}")
+            lines.append("      slime: " + (", ".join(t.flags) if t.flags else "no flag for it at the pin (see above)"))
+    elif kind == "bug":
+        b = next((x for x in bugs() if x.id == key), None)
+        if b is None:
+            return lines
+        lines.append(f"      affected: {b.affected}")
+        lines.append(f"      workaround: {b.workaround}")
+        lines.append(f"      thread: {b.threads[0]}")
+        if checkout is not None and key in fixes:
+            has, detail = fixes[key]
+            verdict = {True: "has the fix", False: "does NOT have the fix", None: "cannot tell"}[has]
+            lines.append(f"      your checkout {checkout}: {verdict} ({detail})")
+    return lines
+
+
+def render_text(index, results, query: str = "", checkout: Path | None = None) -> str:  # noqa: ANN001
     """Results grouped by kind, kinds in the order of their best result; errors with how they matched the
-    pasted text and what catches them."""
+    pasted text and what catches them; runtime messages with their causes, known bugs with their fix and,
+    given a checkout, whether it has the fix."""
     from core.knowledge.errors import match_error
     from core.knowledge.search import KIND_TITLES, grouped
 
     how = {m.entry.id: m for m in match_error(query, index.errors, limit=10)} if query else {}
+    fixes = bug_fix_status(results, checkout) if checkout is not None else {}
     lines: list[str] = []
     for kind, items in grouped(results).items():
         lines.append(f"{KIND_TITLES[kind]}:")
@@ -78,6 +145,8 @@ def render_text(index, results, query: str = "") -> str:  # noqa: ANN001 (types 
             if r.snippet:
                 lines.append(f"      {r.snippet}")
             lines.append(f"      source: {r.source}")
+            if kind in ("runtime", "term", "bug"):
+                lines += _table_lines(kind, r.id, checkout, fixes)
             entry = index.error(r.id) if kind == "error" else None
             if entry is not None:
                 found = how.get(entry.id)

@@ -33,11 +33,14 @@ from core.knowledge.errors import (
     traceback_frames,
 )
 from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
+from core.knowledge.tables import TABLE_PATHS, match_tables, table_docs
 from core.pins import SLIME_SHORT
 
-KINDS = ("card", "section", "flag", "rule", "error", "model_script")
+KINDS = ("card", "section", "flag", "rule", "error", "model_script", "runtime", "term", "bug")
 KIND_TITLES = {"card": "Knowledge cards", "section": "Card sections", "flag": "Flags", "rule": "Our checks",
-               "error": "slime error messages", "model_script": "Model scripts"}
+               "error": "slime error messages", "model_script": "Model scripts",
+               "runtime": "Messages from the layers under slime", "term": "Other frameworks' words",
+               "bug": "Known bugs fixed upstream"}
 MAX_QUERY_CHARS = 20_000
 MAX_TERMS = 40
 SNIPPET_CHARS = 220
@@ -172,7 +175,7 @@ class SearchIndex:
         self.errors = errors
         self.cards = cards
         self.docs: list[_Doc] = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(errors),
-                                 *_model_docs()]
+                                 *_model_docs(), *(_Doc(**d) for d in table_docs())]
         self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
         self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
         self.options = sorted({o for f in catalog.flags for o in f.option_strings})
@@ -250,6 +253,8 @@ class SearchIndex:
                 add("rule", text.strip().upper())
         for m in match_error(text, self.errors, limit=limit):
             add("error", m.entry.id)
+        for kind, key in match_tables(text, pasted=bool(pasted_error)):  # known bugs, runtime messages, terms
+            add(kind, key)
         query_text = error_message_of(text) if pasted_error else text
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
         snippets: dict[int, str] = {}
@@ -350,7 +355,7 @@ def _stamp(cards_dir: Path) -> tuple:
         parts += sorted((p.name, p.stat().st_mtime_ns) for p in Path(cards_dir).glob("*.md"))
     except OSError:
         pass
-    for path in (CATALOG_PATH, ERRORS_PATH, REFERENCE_PATH, MODEL_SCRIPTS_JSON):
+    for path in (CATALOG_PATH, ERRORS_PATH, REFERENCE_PATH, MODEL_SCRIPTS_JSON, *TABLE_PATHS):
         try:
             parts.append(Path(path).stat().st_mtime_ns)
         except OSError:
