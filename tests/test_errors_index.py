@@ -147,3 +147,18 @@ def test_the_tool_writes_an_index_and_refuses_what_is_not_a_checkout(tmp_path, c
     assert load_error_index(out).entries[0].source == "slime/a.py:5@abcdef12"
     assert "5 messages (1 asserts, 4 raises)" in capsys.readouterr().out
     assert tool.main([str(tmp_path / "nothing"), "--out", str(out)]) == 2
+
+
+def test_the_final_else_of_an_elif_chain_records_every_test_negated():
+    source = ('def pick(kind, n):\n'
+              '    if kind == "a":\n        pass\n'
+              '    elif kind == "b":\n        raise ValueError("b is retired")\n'
+              '    elif n > 3:\n        pass\n'
+              '    else:\n        raise ValueError(f"unknown kind {kind}")\n')
+    got = [(e.line, e.condition) for e in errors_in_source(source, "slime/p.py")]
+    assert got == [(5, "kind == 'b'"),
+                   (9, "not (kind == 'a') and not (kind == 'b') and not (n > 3)")]
+    index = load_error_index()
+    loss = next(e for e in index.entries if e.path == "slime/backends/megatron_utils/loss.py"
+                and e.condition and "reinforce_plus_plus_baseline" in e.condition and " and " in e.condition)
+    assert loss.condition.startswith("not (args.custom_advantage_function_path is not None) and not (")

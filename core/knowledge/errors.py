@@ -150,15 +150,25 @@ class _Collector(ast.NodeVisitor):
         self._visit_scope(node, node.name)
 
     def visit_If(self, node: ast.If) -> None:
-        self.visit(node.test)
-        test = _short(ast.unparse(node.test), 300)
-        self.guards.append(test)
-        for child in node.body:
-            self.visit(child)
-        self.guards[-1] = f"not ({test})"
-        for child in node.orelse:
-            self.visit(child)
-        self.guards.pop()
+        """An if/elif/.../else chain: each branch is guarded by its own test, and the final `else` by every
+        test of the chain negated (`not (a) and not (b)`), since it runs only when all of them failed."""
+        negated: list[str] = []
+        branch: ast.If | None = node
+        while branch is not None:
+            self.visit(branch.test)
+            test = _short(ast.unparse(branch.test), 300)
+            self.guards.append(test)
+            for child in branch.body:
+                self.visit(child)
+            self.guards.pop()
+            negated.append(f"not ({test})")
+            orelse = branch.orelse
+            branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
+            if branch is None and orelse:
+                self.guards.append(_short(" and ".join(negated), 600))
+                for child in orelse:
+                    self.visit(child)
+                self.guards.pop()
 
     def _add(self, node: ast.stmt, kind: str, exception: str, template: str, condition: str | None) -> None:
         self.entries.append(ErrorEntry(
