@@ -11,13 +11,14 @@ import sys
 EXIT_FOUND, EXIT_NONE, EXIT_USAGE = 0, 1, 2
 MAX_LIMIT = 200
 MAX_STDIN_CHARS = 200_000
-KIND_CHOICES = ("card", "section", "flag", "rule", "error", "model_script")
+KIND_CHOICES = ("card", "section", "flag", "rule", "error", "log", "model_script")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "ask", allow_abbrev=False,
-        help="search cards, flags, rules, slime's error messages and model scripts",
+        help="search cards, flags, rules, error messages of slime/Megatron-LM/SGLang, slime's log lines and "
+             "model scripts",
         description=("Search the knowledge base: a flag in any spelling (--rollout-batch-size, "
                      "rollout_batch_size, 'rollout batch size'), a rule code, an error line or a whole traceback "
                      "(pass - to read it from stdin), or plain words. Exit 0: results; 1: none; 2: usage."),
@@ -54,37 +55,52 @@ def run_ask(args: argparse.Namespace) -> int:
     from core.knowledge.search import get_index
 
     index = get_index()
-    results = index.search(query, limit=args.limit, kinds=set(args.kind) if args.kind else None)
+    answer = index.ask(query, limit=args.limit, kinds=set(args.kind) if args.kind else None)
+    results = answer.results
     if args.output_format == "json":
-        print(json.dumps({"results": [r.public() for r in results]}, indent=2, ensure_ascii=False))
+        print(json.dumps(answer.public(), indent=2, ensure_ascii=False))
     else:
-        print(render_text(index, results, query) if results else "Nothing found. Try a flag name, a rule code or "
+        print(render_text(index, answer, query) if results else "Nothing found. Try a flag name, a rule code or "
               "fewer words.")
     return EXIT_FOUND if results else EXIT_NONE
 
 
-def render_text(index, results, query: str = "") -> str:  # noqa: ANN001 (types imported lazily)
-    """Results grouped by kind, kinds in the order of their best result; errors with how they matched the
-    pasted text and what catches them."""
+HOW = {"message": "every fixed word of the final exception's message, in order",
+       "chain-message": "every fixed word of an earlier exception in your traceback's chain, in order",
+       "words": "most of the message's distinctive words (worded a little differently)"}
+
+
+def render_text(index, answer, query: str = "") -> str:  # noqa: ANN001 (types imported lazily)
+    """What was read from a pasted error, then the results grouped by kind (kinds in the order of their best
+    result), each with how sure it is; errors with how they matched the pasted text and what catches them."""
     from core.knowledge.errors import match_error
-    from core.knowledge.search import KIND_TITLES, grouped
+    from core.knowledge.search import KIND_TITLES, MATCH_TITLES, explain, grouped
 
     how = {m.entry.id: m for m in match_error(query, index.errors, limit=10)} if query else {}
     lines: list[str] = []
-    for kind, items in grouped(results).items():
+    if answer.pasted_error and answer.error_message is not None:
+        lines.append(f"Read from your paste: {answer.error_type + ': ' if answer.error_type else ''}"
+                     f"{answer.error_message[:300]}" + (f"  (raised in {answer.layer})" if answer.layer else ""))
+    if answer.notice:
+        lines.append(answer.notice)
+    if lines:
+        lines.append("")
+    for kind, items in grouped(answer.results).items():
         lines.append(f"{KIND_TITLES[kind]}:")
         for r in items:
-            lines.append(f"  {r.title}" + (f"  [{r.id}]" if r.id not in r.title else ""))
+            lines.append(f"  [{MATCH_TITLES[r.match]}] {r.title}" + (f"  [{r.id}]" if r.id not in r.title else ""))
             if r.snippet:
                 lines.append(f"      {r.snippet}")
             lines.append(f"      source: {r.source}")
-            entry = index.error(r.id) if kind == "error" else None
-            if entry is not None:
+            entry = index.error(r.id) if kind in ("error", "log") else None
+            if entry is not None and kind == "log":
+                lines.append(f"      {explain(index, entry).meaning}")
+            elif entry is not None:
                 found = how.get(entry.id)
                 if found is not None:
-                    lines.append("      matched: " + (f"your traceback's line ({found.frame})"
-                                                      if found.how == "traceback-line"
-                                                      else "every fixed word of the message, in order"))
+                    line = f"your traceback's line ({found.frame})" if found.frame else ""
+                    text = HOW.get(found.how, "")
+                    lines.append("      matched: " + " and ".join(x for x in (text, line) if x))
                 if entry.condition:
                     lines.append(f"      {'stops unless' if entry.kind == 'assert' else 'raised when'}: "
                                  f"{entry.condition}")

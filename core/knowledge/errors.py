@@ -18,7 +18,8 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel, Field
 
-from core.pins import SLIME_SHORT
+from core.knowledge.traceback import MAX_PASTE_CHARS, RaisedError, read_paste
+from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parents[2] / "knowledge"
 ERRORS_PATH = KNOWLEDGE_DIR / "catalog" / "errors.json"
@@ -29,14 +30,13 @@ SOURCE_DIRS = ("slime", "slime_plugins", "tools", "examples")
 TOP_LEVEL_FILES = ("train.py", "train_async.py")
 MAX_FILES = 2000
 MAX_FILE_BYTES = 2_000_000
-MAX_PASTE_CHARS = 200_000
 HOLE = "{…}"
 
 
 class ErrorEntry(BaseModel):
     """One assert or raise in slime with a message a user would see."""
 
-    kind: str = Field(description="assert | raise")
+    kind: str = Field(description="assert | raise | log (a log line: `exception` holds its level)")
     exception: str = Field(description="AssertionError, or the raised class as written")
     template: str = Field(description="the message, f-string holes as {expression}")
     condition: str | None = Field(default=None, description="the assert's test, or the if-test guarding the raise")
@@ -45,6 +45,7 @@ class ErrorEntry(BaseModel):
     line: int
     end_line: int
     commit: str = SLIME_SHORT
+    normal: bool | None = Field(default=None, description="for a log line: whether a healthy run prints it")
 
     @property
     def id(self) -> str:
@@ -78,8 +79,9 @@ class RuleLink(BaseModel):
 
 class ErrorMatch(BaseModel):
     entry: ErrorEntry
-    how: str = Field(description="traceback-line | message | words")
+    how: str = Field(description="message | chain-message | traceback-line | words")
     frame: str | None = Field(default=None, description="the traceback frame that pointed at it, as pasted")
+    confidence: str = Field(default="exact", description="exact | likely (see match_error)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -267,14 +269,10 @@ def links_for(entry: ErrorEntry, links: tuple[RuleLink, ...] | None = None) -> l
 # --------------------------------------------------------------------------------------------------
 # Matching what a user pastes
 # --------------------------------------------------------------------------------------------------
-_FRAME_RE = re.compile(r'File "([^"\n]{1,1000})", line (\d{1,7})')
-_EXC_LINE_RE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning))\s*:\s?(.*)$")
-_RAY_PREFIX_RE = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)+")  # "(MegatronTrainRayActor pid=123) " and similar
-
-
 def traceback_frames(text: str) -> list[tuple[str, int]]:
-    """The (file, line) pairs of a pasted Python traceback, innermost last."""
-    return [(m.group(1), int(m.group(2))) for m in _FRAME_RE.finditer(text[:MAX_PASTE_CHARS])]
+    """The (file, line) pairs of a pasted Python traceback, innermost last (noise such as Ray's prefixes
+    removed first)."""
+    return [(f.path, f.line) for f in reversed(read_paste(text).frames)]
 
 
 _PACKAGES = ("slime", "slime_plugins")
@@ -304,24 +302,10 @@ def slime_frames(text: str) -> list[tuple[str, int]]:
 
 
 def error_message_of(text: str) -> str:
-    """The message part of a pasted error: the last `SomeError: message` line, else the last non-empty line."""
-    lines = [_RAY_PREFIX_RE.sub("", line).rstrip() for line in text[:MAX_PASTE_CHARS].splitlines()]
-    lines = [line for line in lines if line.strip()]
-    for line in reversed(lines):
-        m = _EXC_LINE_RE.match(line)
-        if m:
-            return m.group(1).strip()
-    return lines[-1].strip() if lines else ""
-
-
-def _repo_relative(frame_path: str, known_paths: set[str]) -> str | None:
-    """The index path a traceback's file names (the checkout may live anywhere on the user's machine)."""
-    norm = frame_path.replace("\\", "/")
-    best = None
-    for rel in known_paths:
-        if (norm == rel or norm.endswith("/" + rel)) and (best is None or len(rel) > len(best)):
-            best = rel
-    return best
+    """The message of a pasted error: the final exception's message (Ray's prefixes and other per-run noise
+    removed), else the last non-empty line."""
+    final = read_paste(text).final
+    return final.message if final else ""
 
 
 def _template_pieces(template: str) -> tuple[str, ...] | None:
@@ -341,16 +325,47 @@ def _pieces_in_order(pieces: tuple[str, ...], message: str) -> bool:
     return True
 
 
+_WORD_RE = re.compile(r"[a-z][a-z0-9_]{2,}")
+_COMMON = frozenset("the and for not but with this that must are can has have was were should when than you "
+                    "your use using please got set".split())
+FUZZY_MIN_WORDS, FUZZY_MIN_SHARE = 4, 0.8
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD_RE.findall(text.lower()) if w not in _COMMON)
+
+
 class _Prepared:
-    """An index made ready for matching: templates as regexes, entries by path."""
+    """An index made ready for matching: templates' fixed pieces, their distinctive words, entries by file."""
 
     def __init__(self, index: ErrorIndex) -> None:
         self.index = index
         self.templates = [(e, e.id, p) for e in index.entries if (p := _template_pieces(e.template)) is not None]
         self.by_path: dict[str, list[ErrorEntry]] = {}
+        self.by_name: dict[str, list[str]] = {}  # a file's base name -> the index paths with it
+        self.words: dict[str, frozenset[str]] = {}
+        self.by_word: dict[str, list[ErrorEntry]] = {}
         for e in index.entries:
+            if e.path not in self.by_path:
+                self.by_name.setdefault(e.path.rsplit("/", 1)[-1], []).append(e.path)
             self.by_path.setdefault(e.path, []).append(e)
+            words = _words(e.fixed_words)
+            if len(words) >= FUZZY_MIN_WORDS:
+                self.words[e.id] = words
+                for w in words:
+                    self.by_word.setdefault(w, []).append(e)
         self.paths = set(self.by_path)
+
+    def repo_relative(self, frame_path: str) -> str | None:
+        """The index path a traceback's file names (the checkout may live anywhere on the user's machine;
+        SGLang's `python/` prefix is absent from an installed package)."""
+        norm = frame_path.replace("\\", "/")
+        best = None
+        for rel in self.by_name.get(norm.rsplit("/", 1)[-1], ()):
+            bare = rel.removeprefix("python/")
+            if (norm in (rel, bare) or norm.endswith("/" + bare)) and (best is None or len(rel) > len(best)):
+                best = rel
+        return best
 
 
 _PREPARED: dict[int, _Prepared] = {}
@@ -366,36 +381,85 @@ def _prepared(index: ErrorIndex) -> _Prepared:
     return cached
 
 
-def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> list[ErrorMatch]:
-    """Where in slime a pasted error comes from, best first.
+def _type_agrees(entry: ErrorEntry, raised: RaisedError) -> bool:
+    """The pasted exception class is the entry's (or none was pasted, or the entry is a log line)."""
+    pasted = raised.short_type
+    return pasted is None or entry.kind == "log" or entry.exception.rsplit(".", 1)[-1] == pasted
 
-    1. A traceback frame inside slime whose line falls on an indexed assert/raise (innermost frame first).
-    2. A message whose template's fixed pieces all appear, in order, in the pasted message.
-    The caller falls back to a word search over the templates' fixed words when neither finds anything.
+
+def _fuzzy(prepared: _Prepared, message: str, seen: set[str]) -> list[ErrorEntry]:
+    """Messages worded a little differently (another version): most of the template's distinctive words,
+    at least FUZZY_MIN_WORDS of them, appear in the pasted message. Best share first."""
+    counts: dict[str, int] = {}
+    entries: dict[str, ErrorEntry] = {}
+    for w in _words(message):
+        for e in prepared.by_word.get(w, ()):
+            counts[e.id] = counts.get(e.id, 0) + 1
+            entries[e.id] = e
+    scored = []
+    for key, n in counts.items():
+        share = n / len(prepared.words[key])
+        if key not in seen and n >= FUZZY_MIN_WORDS and share >= FUZZY_MIN_SHARE:
+            scored.append((-share, -n, key))
+    return [entries[key] for *_, key in sorted(scored)]
+
+
+def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> list[ErrorMatch]:
+    """Where a pasted error comes from, best first, each with how sure the match is.
+
+    The paste is read as an engineer reads it (`core.knowledge.traceback.read_paste`): per-run noise
+    stripped, the final exception first, then the rest of its chain, frames innermost first.
+    exact:  the final exception's message has every fixed piece of the template, in order, and its class
+            is the template's (first when a frame also points at the line); then the same for an earlier
+            exception of the chain.
+    likely: a frame points at the line but the message differs (another version, or a message built at
+            run time); the message fits but the class differs; or the message has most of the template's
+            distinctive words (worded a little differently).
+    Within a group, messages of the layer the frames point into go first, then the longer templates.
     """
     index = index if index is not None else load_error_index()
-    text = (text or "")[:MAX_PASTE_CHARS]
+    read = read_paste((text or "")[:MAX_PASTE_CHARS])
     prepared = _prepared(index)
-    out: list[ErrorMatch] = []
+    line_hits: dict[str, str] = {}
+    for frame in read.frames:
+        rel = prepared.repo_relative(frame.path)
+        for e in prepared.by_path.get(rel, ()) if rel else ():
+            if e.line <= frame.line <= e.end_line and e.id not in line_hits:
+                line_hits[e.id] = f"{frame.path}, line {frame.line}"
+    scored: list[tuple[tuple, ErrorMatch]] = []
     seen: set[str] = set()
-    for frame_path, line in reversed(traceback_frames(text)):
-        rel = _repo_relative(frame_path, prepared.paths)
-        if rel is None:
+    located = read.layer
+
+    def add(group: int, e: ErrorEntry, how: str, confidence: str) -> None:
+        seen.add(e.id)
+        key = (group, _layer_rank(e, located), -len(e.fixed_words))
+        scored.append((key, ErrorMatch(entry=e, how=how, frame=line_hits.get(e.id), confidence=confidence)))
+
+    for k, raised in enumerate(read.messages[:4]):
+        message = " ".join(raised.message.split())
+        if not message:
             continue
-        for e in prepared.by_path[rel]:
-            if e.line <= line <= e.end_line and e.id not in seen:
-                seen.add(e.id)
-                out.append(ErrorMatch(entry=e, how="traceback-line", frame=f"{frame_path}, line {line}"))
-    message = " ".join(error_message_of(text).split())
-    if message:
-        scored = []
         for e, key, pieces in prepared.templates:
             if key not in seen and _pieces_in_order(pieces, message):
-                scored.append((-len(e.fixed_words), e))
-        for _, e in sorted(scored, key=lambda t: t[0]):
-            seen.add(e.id)
-            out.append(ErrorMatch(entry=e, how="message"))
-    return out[:limit]
+                agrees = _type_agrees(e, raised)
+                group = (0 if key in line_hits else 1) if k == 0 else 2
+                add(group if agrees else 4, e, "message" if k == 0 else "chain-message",
+                    "exact" if agrees else "likely")
+    for key in line_hits:
+        if key not in seen:
+            add(3, next(e for e in prepared.by_path[key.rsplit(":", 1)[0]] if e.id == key), "traceback-line",
+                "likely")
+    if read.final and not any(c.confidence == "exact" for _, c in scored):
+        for e in _fuzzy(prepared, read.final.message, seen)[:limit]:
+            add(5, e, "words", "likely")
+    scored.sort(key=lambda t: t[0])
+    return [m for _, m in scored[:limit]]
+
+
+def _layer_rank(entry: ErrorEntry, located: str | None) -> int:
+    """0 for the layer the traceback's frames point into, 1 for slime otherwise, 2 for the rest."""
+    layer = {MEGATRON_SHORT: "megatron", SGLANG_VERSION: "sglang"}.get(entry.commit, "slime")
+    return 0 if layer == located else 1 if layer == "slime" else 2
 
 
 CHECKOUT_COMMIT = "your-checkout"

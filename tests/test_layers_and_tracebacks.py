@@ -1,0 +1,214 @@
+"""Issue 18, the engine half: every layer's messages (Megatron-LM, SGLang, slime's log lines) read with the
+same `ast` tool as slime's, kept fresh; pasted tracebacks read as an engineer reads them (noise stripped,
+final exception first, frames locating the layer); and a confidence on every result, with an honest
+"not found" when no indexed message matches."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.knowledge.errors import index_to_json, load_error_index
+from core.knowledge.layers import (
+    LOG_LINES_PATH,
+    MEGATRON,
+    MEGATRON_ERRORS_PATH,
+    SGLANG,
+    SGLANG_ERRORS_PATH,
+    build_layer_index,
+    build_log_index,
+    layer_of,
+    load_all_messages,
+    log_lines_in_source,
+)
+from core.knowledge.search import explain, get_index
+from core.knowledge.traceback import read_paste, strip_noise
+
+ROOT = Path(__file__).resolve().parent.parent
+SLIME, MEGATRON_SRC, SGLANG_SRC = Path("/work/src/slime"), Path("/work/src/megatron"), Path("/work/src/sglang_whl")
+
+
+@pytest.fixture(scope="module")
+def index():
+    return get_index()
+
+
+# -- the indexes ------------------------------------------------------------------------------------
+def test_each_layer_is_indexed_and_cited_at_its_pin():
+    megatron, sglang, logs = (load_error_index(p) for p in (MEGATRON_ERRORS_PATH, SGLANG_ERRORS_PATH, LOG_LINES_PATH))
+    assert megatron.commit == "1dcf0daf" and len(megatron.entries) > 1500
+    assert {e.path.split("/")[1] for e in megatron.entries} == {"core", "training"}
+    assert sglang.commit == "v0.5.15.post1" and len(sglang.entries) > 500
+    assert all(e.path.startswith("python/sglang/srt/") for e in sglang.entries)
+    assert any(e.path == "python/sglang/srt/server_args.py" for e in sglang.entries)
+    assert len(logs.entries) > 300 and {e.kind for e in logs.entries} == {"log"}
+    everything = load_all_messages()
+    assert {layer_of(e) for e in everything.entries} == {"slime", "megatron", "sglang"}
+    ps = next(e for e in megatron.entries if e.template.startswith("world_size ({world_size}) is not divisible by"))
+    assert ps.source == "megatron/core/parallel_state.py:743@1dcf0daf"
+
+
+@pytest.mark.skipif(not (MEGATRON_SRC / "megatron" / "core").is_dir(), reason="needs Megatron-LM at /work/src")
+def test_committed_megatron_index_is_what_the_tool_writes_at_the_pin():
+    assert index_to_json(build_layer_index(MEGATRON_SRC, MEGATRON)) == MEGATRON_ERRORS_PATH.read_bytes()
+
+
+@pytest.mark.skipif(not (SGLANG_SRC / "sglang" / "srt").is_dir(), reason="needs the SGLang wheel at /work/src")
+def test_committed_sglang_index_is_what_the_tool_writes_at_the_pin():
+    assert index_to_json(build_layer_index(SGLANG_SRC, SGLANG)) == SGLANG_ERRORS_PATH.read_bytes()
+
+
+@pytest.mark.skipif(not (SLIME / "slime").is_dir(), reason="needs slime at /work/src/slime")
+def test_committed_log_lines_are_what_the_tool_writes_at_the_pin():
+    assert index_to_json(build_log_index(SLIME)) == LOG_LINES_PATH.read_bytes()
+
+
+def test_log_lines_say_whether_a_healthy_run_prints_them():
+    source = ('import logging\nlogger = logging.getLogger(__name__)\n'
+              'def run(args):\n'
+              '    logger.info(f"Starting rollout {args.rollout_id} of the run")\n'
+              '    if args.n > 3:\n        logger.warning("Falling back to the slow path: %s", args.n)\n'
+              '    try:\n        go()\n    except OSError:\n        print(f"Failed to reach the router {args.url}")\n'
+              '    print(args)\n')
+    got = [(e.line, e.exception, e.template, e.condition, e.normal) for e in log_lines_in_source(source, "slime/r.py")]
+    assert got == [(4, "info", "Starting rollout {args.rollout_id} of the run", None, True),
+                   (6, "warning", "Falling back to the slow path: {…}", "args.n > 3", False),
+                   (10, "print", "Failed to reach the router {args.url}", "while handling OSError", False)]
+
+
+def test_the_tool_writes_each_layer_given_and_refuses_what_is_not_a_checkout(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("build_layer_index", ROOT / "tools" / "build_layer_index.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    (tmp_path / "m" / "megatron" / "core").mkdir(parents=True)
+    (tmp_path / "m" / "megatron" / "core" / "p.py").write_text("assert 1 == 2, 'grid does not fit'\n")
+    (tmp_path / "m" / "megatron" / "core" / "tests").mkdir()
+    (tmp_path / "m" / "megatron" / "core" / "tests" / "t.py").write_text("assert 0, 'a test, not indexed'\n")
+    assert tool.main(["--megatron", str(tmp_path / "m"), "--out-dir", str(tmp_path)]) == 0
+    written = load_error_index(tmp_path / "errors_megatron.json")
+    assert [e.source for e in written.entries] == ["megatron/core/p.py:1@1dcf0daf"]
+    assert "Megatron-LM: 1 messages from 1 files" in capsys.readouterr().out
+    assert tool.main(["--sglang", str(tmp_path / "nothing"), "--out-dir", str(tmp_path)]) == 2
+    assert tool.main(["--out-dir", str(tmp_path)]) == 2
+
+
+# -- reading a paste ----------------------------------------------------------------------------------
+RAY_TRACE = (
+    "\x1b[36m(MegatronTrainRayActor pid=2107, ip=10.0.0.3)\x1b[0m Traceback (most recent call last):\n"
+    '(MegatronTrainRayActor pid=2107, ip=10.0.0.3)   File "/root/slime/slime/backends/megatron_utils/actor.py", '
+    "line 80, in init\n"
+    '(MegatronTrainRayActor pid=2107, ip=10.0.0.3)   File "/root/Megatron-LM/megatron/core/parallel_state.py", '
+    "line 743, in initialize_model_parallel\n"
+    "(MegatronTrainRayActor pid=2107, ip=10.0.0.3) RuntimeError: world_size (6) is not divisible by 4\n"
+    "\n(MegatronTrainRayActor pid=2108, ip=10.0.0.3) RuntimeError: world_size (6) is not divisible by 4 "
+    "[repeated 7x across cluster]\n")
+
+
+def test_noise_that_differs_per_run_is_stripped():
+    text = strip_noise("\x1b[31m[2025-03-01 12:00:01,123] (RolloutManager pid=77, ip=10.1.2.3) node_id=9f3a "
+                       "object 0x7f3a2b1c9d00 task 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d [repeated 3x across cluster]")
+    assert " ".join(text.split()) == "node_id=… object 0x… task …"
+    assert "pid=77" not in text and "10.1.2.3" not in text and "\x1b" not in text and "2025" not in text
+    assert "repeated" not in text and "9f3a" not in text
+    assert strip_noise("[rank3]: ValueError: bad") == "ValueError: bad"
+
+
+def test_the_final_exception_and_the_layer_of_the_frames():
+    read = read_paste(RAY_TRACE)
+    assert (read.final.type, read.final.message) == ("RuntimeError", "world_size (6) is not divisible by 4")
+    assert read.earlier == []  # the repeated copy from another actor is one error
+    assert [f.layer for f in read.frames] == ["megatron", "slime"] and read.layer == "megatron"
+    chained = read_paste('Traceback (most recent call last):\n  File "/x/torch/a.py", line 1, in f\n'
+                         "KeyError: 'model.layers.0'\n\nDuring handling of the above exception, another exception "
+                         "occurred:\n\nTraceback (most recent call last):\n  File \"/x/slime/b.py\", line 2, in g\n"
+                         "RuntimeError: could not load the weights\n  of layer 0\n")
+    assert chained.final.message == "could not load the weights of layer 0"
+    assert [(e.short_type, e.message) for e in chained.earlier] == [("KeyError", "'model.layers.0'")]
+    ray = read_paste("ray.exceptions.RayTaskError(AssertionError): ray::MegatronTrainRayActor.train() (pid=1)\n"
+                     "AssertionError: the grid is wrong\n")
+    assert (ray.final.short_type, ray.final.message) == ("AssertionError", "the grid is wrong")
+
+
+def test_hostile_pastes_are_bounded(index):
+    import time
+
+    for text in ("File \"" * 40_000, "Error: " * 30_000, "(a pid=1)" * 20_000, "\x1b[" * 50_000,
+                 'File "/x/slime/a.py", line 1, in f\n' * 5000, "x" * 200_000 + "Error: y"):
+        start = time.perf_counter()
+        index.ask(text, limit=5)
+        assert time.perf_counter() - start < 2.0
+
+
+# -- matching and confidence -----------------------------------------------------------------------
+def test_a_megatron_error_from_a_ray_actor_matches_megatron_exactly(index):
+    answer = index.ask(RAY_TRACE, limit=5)
+    first = answer.results[0]
+    assert (first.kind, first.id, first.match) == ("error", "megatron/core/parallel_state.py:743", "exact")
+    assert answer.found and answer.notice is None and answer.layer == "Megatron-LM"
+    why = explain(index, index.error(first.id))
+    assert why.meaning.startswith("Megatron-LM raises RuntimeError in initialize_model_parallel")
+
+
+def test_an_sglang_error_is_found_from_an_installed_package(index):
+    pasted = ('  File "/usr/lib/python3.12/site-packages/sglang/srt/managers/tokenizer_manager.py", line 968, in v\n'
+              "ValueError: The input (40000 tokens) is longer than the model's context length (32768 tokens).\n")
+    first = index.ask(pasted, limit=3).results[0]
+    assert (first.id, first.match) == ("python/sglang/srt/managers/tokenizer_manager.py:968", "exact")
+    reworded = "ValueError: The input (40000 tokens) is longer than the model context length (32768 tokens)."
+    first = index.ask(reworded, limit=3).results[0]
+    assert (first.id, first.match) == ("python/sglang/srt/managers/tokenizer_manager.py:968", "likely")
+
+
+def test_the_message_outranks_a_frame_that_points_elsewhere(index):
+    pasted = ('Traceback (most recent call last):\n  File "/root/slime/slime/utils/arguments.py", line 1771, in v\n'
+              "AssertionError: Only one of kl_coef and kl_loss_coef can be set\n")
+    results = index.ask(pasted, limit=3).results
+    assert [(r.id, r.match) for r in results[:2]] == [("slime/utils/arguments.py:1846", "exact"),
+                                                       ("slime/utils/arguments.py:1771", "likely")]
+
+
+def test_no_match_is_said_plainly_and_candidates_are_marked_closest(index):
+    pasted = ('(RolloutManager pid=9) Traceback (most recent call last):\n'
+              '(RolloutManager pid=9)   File "/usr/lib/python3/site-packages/torch/cuda/memory.py", line 3, in f\n'
+              "(RolloutManager pid=9) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    answer = index.ask(pasted, limit=5)
+    assert not answer.found and answer.layer == "PyTorch"
+    assert answer.notice.startswith("No message of slime, Megatron-LM or SGLang at the pinned commits matches "
+                                    '"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"')
+    assert "raised there, not by slime" in answer.notice
+    assert answer.results and {r.match for r in answer.results} == {"closest"}
+
+
+def test_a_question_naming_a_flag_puts_the_flag_first(index):
+    for question in ("what does --rollout-batch-size mean", "What is --rollout-batch-size for?",
+                     "how should I set rollout_batch_size with n_samples_per_prompt"):
+        first = index.ask(question, limit=5).results[0]
+        assert (first.kind, first.id, first.match) == ("flag", "--rollout-batch-size", "exact"), question
+
+
+def test_a_log_line_says_when_it_is_normal(index):
+    log = next(e for e in load_error_index(LOG_LINES_PATH).entries
+               if e.template.startswith("Ignoring --offload-train because --release-train"))
+    results = index.ask(f"INFO 12:00:01 arguments.py:{log.line} {log.template}", limit=3).results
+    assert (results[0].kind, results[0].id) == ("log", log.id)
+    why = explain(index, log)
+    assert why.meaning.startswith("Normal: slime prints this info line in slime_validate_args")
+    assert "Nothing to fix" in why.fix
+
+
+def test_the_cli_shows_what_it_read_and_how_sure_it_is():
+    done = subprocess.run([sys.executable, "-m", "core", "ask", "-", "--format", "json", "--limit", "3"],
+                          input=RAY_TRACE, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = json.loads(done.stdout)
+    assert out["found"] is True and out["error"] == {"type": "RuntimeError", "layer": "Megatron-LM",
+                                                     "message": "world_size (6) is not divisible by 4"}
+    assert out["results"][0]["match"] == "exact"
+    text = subprocess.run([sys.executable, "-m", "core", "ask", "-"], input="KeyError: 'qqzzxx_unknown_key'\n",
+                          capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
+    assert text.startswith("Read from your paste: KeyError: 'qqzzxx_unknown_key'")
+    assert "No message of slime, Megatron-LM or SGLang at the pinned commits matches" in text
