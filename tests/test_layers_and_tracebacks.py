@@ -212,3 +212,29 @@ def test_the_cli_shows_what_it_read_and_how_sure_it_is():
                           capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
     assert text.startswith("Read from your paste: KeyError: 'qqzzxx_unknown_key'")
     assert "No message of slime, Megatron-LM or SGLang at the pinned commits matches" in text
+
+
+# -- the answer in the result ------------------------------------------------------------------------
+def test_markdown_becomes_plain_sentences():
+    from core.knowledge.snippets import answer_sentence, plain_units
+
+    md = ("## Heading\n\nThe **rule** is `a x b`; see [the code](https://x.example).\n\n"
+          "| flag | meaning |\n| --- | --- |\n| `--lr` | the *learning* rate |\n\n"
+          "- first item\n- second item about __batches__\n\n```bash\n--lr 1e-6\n```\n")
+    assert plain_units(md) == ["Heading", "The rule is a x b; see the code.", "flag; meaning", "--lr; the learning rate",
+                               "first item", "second item about batches", "--lr 1e-6"]
+    assert answer_sentence(md, ["batch"]) == "second item about batches"
+    assert answer_sentence(md, ["zzz"]) == "Heading"
+    assert answer_sentence("", ["x"]) == ""
+    assert plain_units("keep snake_case and *a* b and 2*3*4") == ["keep snake_case and a b and 2*3*4"]
+
+
+def test_card_results_show_the_answering_sentence_as_plain_text(index):
+    results = [r for r in index.ask("how do I resume from a checkpoint", limit=10).results if r.kind == "section"]
+    assert results, "a section answers"
+    for r in results:
+        assert not any(mark in r.snippet for mark in ("**", "`", "| ", "## ")), r.snippet
+    first = results[0]
+    assert "--load" in first.snippet and "resum" in first.snippet.lower()
+    card = next(r for r in index.ask("batch size divisible", limit=20).results if r.id == "batch-size")
+    assert "`" not in card.snippet and "**" not in card.snippet

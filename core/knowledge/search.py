@@ -31,6 +31,7 @@ from core.knowledge.errors import (
 )
 from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
 from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
+from core.knowledge.snippets import answer_sentence, lead
 from core.knowledge.traceback import ReadPaste, read_paste
 from core.pins import SLIME_SHORT
 
@@ -136,7 +137,7 @@ def _card_docs(cards: tuple[Card, ...]) -> list[_Doc]:
         for heading, text in card_sections(card):
             cite = _CITE_RE.search(text)
             docs.append(_Doc(kind="section", id=f"{card.id}#{_slug(heading)}", title=f"{card.title}: {heading}",
-                             summary=_short(re.sub(r"[`*_#>|]", "", text)),
+                             summary=_short(lead(text)),
                              source=cite.group(0) if cite else card.sources[0], names=heading, body=text))
     return docs
 
@@ -214,6 +215,7 @@ class SearchIndex:
         self.errors = errors
         self.cards = cards
         self._errors_by_id: dict[str, ErrorEntry] | None = None
+        self._cards_by_id = {c.id: c for c in cards}
         self.docs: list[_Doc] = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(errors),
                                  *_model_docs()]
         self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
@@ -239,15 +241,24 @@ class SearchIndex:
             out[d.kind] += 1
         return out
 
-    def _result(self, i: int, match: str, snippet: str | None = None, terms: list[str] | None = None) -> Result:
+    def _result(self, i: int, match: str, terms: list[str]) -> Result:
         d = self.docs[i]
-        text = snippet if snippet and d.kind in ("card", "section") else d.summary
-        return Result(kind=d.kind, id=d.id, title=d.title, snippet=_short(text), source=d.source, match=match)
+        return Result(kind=d.kind, id=d.id, title=d.title, snippet=_short(self._snippet(d, terms)), source=d.source,
+                      match=match)
 
-    def _fts(self, terms: list[str], joiner: str, limit: int, kinds: set[str] | None) -> list[tuple[int, str]]:
-        """(row, snippet) of the best matches: BM25 over everything, plus the best few cards and sections
-        (long prose loses to short flag entries on raw BM25), ranked by BM25 times the kind's weight.
-        Snippets are made for the card and section rows kept only; other kinds show their summary."""
+    def _snippet(self, d: _Doc, terms: list[str]) -> str:
+        """For a card or section, the sentence that answers (plain text, see core.knowledge.snippets); for
+        the other kinds, their summary."""
+        if d.kind == "section":
+            return answer_sentence(d.body, terms, STOPWORDS) or d.summary
+        card = self._cards_by_id.get(d.id) if d.kind == "card" else None
+        if card is not None:
+            return answer_sentence(f"{card.summary}\n\n{card.body}", terms, STOPWORDS) or d.summary
+        return d.summary
+
+    def _fts(self, terms: list[str], joiner: str, limit: int, kinds: set[str] | None) -> list[int]:
+        """The rows of the best matches: BM25 over everything, plus the best few cards and sections (long
+        prose loses to short flag entries on raw BM25), ranked by BM25 times the kind's weight."""
         match = joiner.join('"' + t.replace('"', '""') + '"' for t in terms)
         with self._lock:
             try:
@@ -261,14 +272,9 @@ class SearchIndex:
                     i = int(rowid)
                     if not kinds or self.docs[i].kind in kinds:
                         best[i] = rank * KIND_WEIGHT.get(self.docs[i].kind, 1.0)
-                kept = sorted(best, key=lambda i: (best[i], i))[:limit]
-                prose = [i for i in kept if self.docs[i].kind in PROSE_KINDS]
-                snippets = dict(self._db.execute(
-                    f"SELECT rowid, snippet(docs, 2, '', '', '…', 18) FROM docs WHERE docs MATCH ? "
-                    f"AND rowid IN ({','.join('?' * len(prose))})", (match, *prose)).fetchall()) if prose else {}
             except sqlite3.Error:
                 return []
-        return [(i, snippets.get(i, "")) for i in kept]
+        return sorted(best, key=lambda i: (best[i], i))[:limit]
 
     def search(self, query: str, limit: int = 10, kinds: set[str] | None = None) -> list[Result]:
         """Best first: exact flag, rule code, matching error message, close flags, then BM25 (see `ask`)."""
@@ -297,15 +303,15 @@ class SearchIndex:
             add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
         query_text = (read.final.message if read.final else "") if pasted else text
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
-        snippets = self._text_hits(terms, limit, kinds)
+        hits = self._text_hits(terms, limit, kinds)
         if _looks_like_flag(text, terms) and not any(self.docs[i].kind == "flag" for i in picked):
             for option in self.close_flags(text):
                 spec = self.catalog.lookup(option)
                 add("flag", spec.primary if spec else option, "likely")
         found = any(m.confidence in ("exact", "likely") for m in matches)
-        for i in snippets:
+        for i in hits:
             add(self.docs[i].kind, self.docs[i].id, "closest" if pasted and not found else "related")
-        results = [self._result(i, picked[i], snippets.get(i), terms) for i in list(picked)[:limit]]
+        results = [self._result(i, picked[i], terms) for i in list(picked)[:limit]]
         return self._answer(results, read, pasted, found)
 
     def _add_named(self, text: str, matches: list[ErrorMatch], add: Any) -> None:
@@ -336,17 +342,15 @@ class SearchIndex:
                 out.append(option)
         return out[:3]
 
-    def _text_hits(self, terms: list[str], limit: int, kinds: set[str] | None) -> dict[int, str]:
-        """BM25 rows (and their snippets): every word first, then any of the distinctive words."""
-        snippets: dict[int, str] = {}
+    def _text_hits(self, terms: list[str], limit: int, kinds: set[str] | None) -> list[int]:
+        """BM25 rows: those with every word first, then those with any of the distinctive words."""
+        rows: dict[int, None] = {}
         if terms:
-            for i, snip in self._fts(terms, " ", limit, kinds):
-                snippets.setdefault(i, snip)
+            rows.update(dict.fromkeys(self._fts(terms, " ", limit, kinds)))
             wide = [t for t in terms if t not in STOPWORDS] or terms
-            if len(snippets) < limit and len(terms) > 1:
-                for i, snip in self._fts(wide, " OR ", limit, kinds):
-                    snippets.setdefault(i, snip)
-        return snippets
+            if len(rows) < limit and len(terms) > 1:
+                rows.update(dict.fromkeys(self._fts(wide, " OR ", limit, kinds)))
+        return list(rows)
 
     def _answer(self, results: list[Result], read: ReadPaste, pasted: bool, found: bool) -> Answer:
         if not pasted:
