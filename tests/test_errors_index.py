@@ -117,7 +117,9 @@ def test_committed_index_covers_slime_at_the_pin():
 
 
 def test_rule_table_names_real_messages_and_real_rules():
-    index = load_error_index()
+    from core.knowledge.layers import load_all_messages
+
+    index = load_all_messages()
     for link in load_rule_links():
         hits = [e for e in index.entries if e.path == link.path and link.contains in e.template]
         assert hits, link

@@ -238,3 +238,13 @@ def test_card_results_show_the_answering_sentence_as_plain_text(index):
     assert "--load" in first.snippet and "resum" in first.snippet.lower()
     card = next(r for r in index.ask("batch size divisible", limit=20).results if r.id == "batch-size")
     assert "`" not in card.snippet and "**" not in card.snippet
+
+
+def test_a_vaguer_template_that_also_fits_is_only_likely_and_the_rule_is_named(index):
+    pasted = ("(MegatronTrainRayActor pid=1, ip=10.0.0.1) RuntimeError: world_size (12) is not divisible by "
+              "expert_tensor_model_pipeline_parallel size (8)\n")
+    results = index.ask(pasted, limit=3).results
+    assert [(r.id, r.match) for r in results[:2]] == [("megatron/core/parallel_state.py:795", "exact"),
+                                                       ("megatron/core/parallel_state.py:743", "likely")]
+    why = explain(index, index.error(results[0].id))
+    assert [code for code, _ in why.rules] == ["MEG013"] and "MEG013" in why.fix

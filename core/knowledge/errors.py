@@ -252,7 +252,8 @@ def load_error_index(path: Path = ERRORS_PATH) -> ErrorIndex:
 
 @lru_cache(maxsize=1)
 def load_rule_links(path: Path = ERROR_RULES_PATH) -> tuple[RuleLink, ...]:
-    """The hand-made table linking slime's messages to our rules (knowledge/catalog/error_rules.json)."""
+    """The hand-made table linking messages of slime, Megatron-LM and SGLang to our rules
+    (knowledge/catalog/error_rules.json)."""
     try:
         raw = orjson.loads(Path(path).read_bytes())
     except (OSError, orjson.JSONDecodeError):
@@ -415,7 +416,8 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
     likely: a frame points at the line but the message differs (another version, or a message built at
             run time); the message fits but the class differs; or the message has most of the template's
             distinctive words (worded a little differently).
-    Within a group, messages of the layer the frames point into go first, then the longer templates.
+    Within a group, messages of the layer the frames point into go first, then the longer templates; an
+    exact match far vaguer than the best one is only likely.
     """
     index = index if index is not None else load_error_index()
     read = read_paste((text or "")[:MAX_PASTE_CHARS])
@@ -453,7 +455,17 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
         for e in _fuzzy(prepared, read.final.message, seen)[:limit]:
             add(5, e, "words", "likely")
     scored.sort(key=lambda t: t[0])
+    _demote_vaguer(scored)
     return [m for _, m in scored[:limit]]
+
+
+def _demote_vaguer(scored: list[tuple[tuple, ErrorMatch]]) -> None:
+    """A template that fits the message but fixes far fewer of its words than the best exact match (a
+    generic `{} is not divisible by {}` beside the specific message) is only `likely`."""
+    best = max((len(m.entry.fixed_words) for key, m in scored if m.confidence == "exact" and key[0] <= 1), default=0)
+    for key, m in scored:
+        if m.confidence == "exact" and key[0] <= 1 and len(m.entry.fixed_words) < 0.6 * best:
+            m.confidence = "likely"
 
 
 def _layer_rank(entry: ErrorEntry, located: str | None) -> int:
