@@ -248,3 +248,25 @@ def test_a_vaguer_template_that_also_fits_is_only_likely_and_the_rule_is_named(i
                                                        ("megatron/core/parallel_state.py:743", "likely")]
     why = explain(index, index.error(results[0].id))
     assert [code for code, _ in why.rules] == ["MEG013"] and "MEG013" in why.fix
+
+
+def test_real_pastes_from_slime_issues(index):
+    """Inputs as users posted them (THUDM/slime#1818 from another Megatron version, so its line differs;
+    #1909 a slime raise; a part of a message typed as a question)."""
+    megatron_1818 = ('  File "/data/slime/slime/backends/megatron_utils/actor.py", line 62, in init\n    init(args)\n'
+                     '  File "/root/Megatron-LM/megatron/core/parallel_state.py", line 780, in initialize_model_parallel\n'
+                     "    raise RuntimeError(\nRuntimeError: world_size (8) is not divisible by "
+                     "expert_tensor_model_pipeline_parallel size (16)")
+    first = index.ask(megatron_1818, limit=3).results[0]
+    assert (first.id, first.match) == ("megatron/core/parallel_state.py:795", "exact")
+    slime_1909 = ('  File "/root/work/slime/slime/backends/megatron_utils/actor.py", line 269, in fill_routing_replay\n'
+                  "    raise ValueError(\nValueError: rollout_routed_experts is required in rollout_data when "
+                  "use_rollout_routing_replay is set.")
+    first = index.ask(slime_1909, limit=3).results[0]
+    assert (first.id, first.match) == ("slime/backends/megatron_utils/actor.py:310", "exact")
+    first = index.ask("rollout_routed_experts is required in rollout_data", limit=3).results[0]
+    assert (first.id, first.match) == ("slime/backends/megatron_utils/actor.py:310", "likely")
+    access_log = ('(SGLangEngine pid=720234, ip=11.251.213.106) [2026-01-29 06:53:43] INFO:     11.251.218.253:45400 - '
+                  '"POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n')
+    answer = index.ask(access_log * 2, limit=3)
+    assert not answer.found and "11.251" not in answer.notice

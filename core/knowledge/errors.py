@@ -389,18 +389,26 @@ def _type_agrees(entry: ErrorEntry, raised: RaisedError) -> bool:
 
 
 def _fuzzy(prepared: _Prepared, message: str, seen: set[str]) -> list[ErrorEntry]:
-    """Messages worded a little differently (another version): most of the template's distinctive words,
-    at least FUZZY_MIN_WORDS of them, appear in the pasted message. Best share first."""
+    """Messages worded a little differently (another version) or pasted in part: most of the template's
+    distinctive words, at least FUZZY_MIN_WORDS of them, appear in the pasted message; or every distinctive
+    word of a pasted piece (at least three, one of them an identifier such as `rollout_data`) is in the
+    template. Best share first."""
     counts: dict[str, int] = {}
     entries: dict[str, ErrorEntry] = {}
-    for w in _words(message):
+    pasted = _words(message)
+    for w in pasted:
         for e in prepared.by_word.get(w, ()):
             counts[e.id] = counts.get(e.id, 0) + 1
             entries[e.id] = e
+    part = len(pasted) >= 3 and any("_" in w or any(c.isdigit() for c in w) for w in pasted)
     scored = []
     for key, n in counts.items():
         share = n / len(prepared.words[key])
-        if key not in seen and n >= FUZZY_MIN_WORDS and share >= FUZZY_MIN_SHARE:
+        if key in seen:
+            continue
+        if n >= FUZZY_MIN_WORDS and share >= FUZZY_MIN_SHARE:
+            scored.append((-share, -n, key))
+        elif part and n == len(pasted):
             scored.append((-share, -n, key))
     return [entries[key] for *_, key in sorted(scored)]
 

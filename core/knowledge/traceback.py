@@ -5,7 +5,7 @@ First the per-run noise goes (ANSI colour codes, Ray's `(RayTrainActor pid=..., 
 object ids); then the final exception (type and message) is found, with the earlier ones of a "During
 handling of the above exception" or "direct cause" chain kept behind it (each distinct message once); the
 frames say which layer raised it (slime, Megatron-LM, SGLang, or a third-party library such as Ray or
-PyTorch). Pasted text is data: it is only read with bounded regexes, never run or rendered as HTML.
+PyTorch). IP addresses and ports go too. Pasted text is data: it is only read with bounded regexes, never run or rendered as HTML.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ _CLOCK_RE = re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\b")
 _KV_NOISE_RE = re.compile(r"\b(pid|ip|node_id|worker_id|actor_id|task_id|job_id)=[\w.:\-]{1,120}")
 _HEX_ID_RE = re.compile(r"\b[0-9a-f]{24,}\b")
 _ADDRESS_RE = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b")
+_IP_RE = re.compile(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?::\d{1,5})?\b")
 
 _FRAME_RE = re.compile(r'^\s*File "([^"\n]{1,1000})", line (\d{1,7})(?:, in ([^\n]{1,200}))?')
 _EXC_RE = re.compile(r"^\s*(?P<type>(?:[A-Za-z_][\w]{0,80}\.){0,8}[A-Za-z_]\w{0,80}"
@@ -93,7 +94,7 @@ def strip_noise(text: str) -> str:
         line = _RAY_TAIL_RE.sub("", line)
         line = _KV_NOISE_RE.sub(r"\1=…", line)
         line = _HEX_ID_RE.sub("…", line)
-        line = _ADDRESS_RE.sub("0x…", line)
+        line = _IP_RE.sub("…", _ADDRESS_RE.sub("0x…", line))
         lines.append(line.rstrip())
     return "\n".join(lines)
 
