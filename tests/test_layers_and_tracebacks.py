@@ -138,9 +138,11 @@ def test_hostile_pastes_are_bounded(index):
     import time
 
     for text in ("File \"" * 40_000, "Error: " * 30_000, "(a pid=1)" * 20_000, "\x1b[" * 50_000,
-                 'File "/x/slime/a.py", line 1, in f\n' * 5000, "x" * 200_000 + "Error: y"):
+                 'File "/x/slime/a.py", line 1, in f\n' * 5000, "x" * 200_000 + "Error: y",
+                 "\n".join(f"E{i}Error: again {i}" for i in range(20_000)), ("a." * 40 + "b") * 2000):
         start = time.perf_counter()
         index.ask(text, limit=5)
+        read_paste(text)  # the whole paste (ask keeps the first MAX_QUERY_CHARS)
         assert time.perf_counter() - start < 2.0
 
 

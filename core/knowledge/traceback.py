@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 MAX_PASTE_CHARS = 200_000
 MAX_MESSAGE_LINES = 6
 MAX_MESSAGE_CHARS = 2_000
+MAX_EXCEPTIONS = 50  # the last ones of a paste; a log can repeat one error thousands of times
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]{0,20}[A-Za-z]|\x1b\][^\x07\n]{0,200}\x07")
 # "(MegatronTrainRayActor pid=123, ip=10.0.0.1)", "(pid=123)", "(raylet, ip=...)" at the start of a line.
@@ -141,7 +142,7 @@ def read_paste(text: str) -> ReadPaste:
         if rest:
             raised.append(RaisedError(type=None, message=" ".join(rest[-1].split())[:MAX_MESSAGE_CHARS]))
     distinct: list[RaisedError] = []
-    for r in reversed(raised):  # latest first; a chain repeats the same error many times
+    for r in reversed(raised[-MAX_EXCEPTIONS:]):  # latest first; a chain repeats the same error many times
         if not any(d.message == r.message and d.short_type == r.short_type for d in distinct):
             distinct.append(r)
     final = _final(distinct)
