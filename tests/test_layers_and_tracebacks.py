@@ -272,3 +272,10 @@ def test_real_pastes_from_slime_issues(index):
                   '"POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n')
     answer = index.ask(access_log * 2, limit=3)
     assert not answer.found and "11.251" not in answer.notice
+
+
+def test_a_long_log_is_read_from_its_end_where_the_final_exception_is(index):
+    log = "(RolloutManager pid=3) INFO step done\n" * 8000  # about 300,000 characters before the error
+    pasted = log + "RuntimeError: world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)\n"
+    first = index.ask(pasted, limit=3).results[0]
+    assert (first.id, first.match) == ("megatron/core/parallel_state.py:795", "exact")

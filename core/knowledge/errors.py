@@ -18,7 +18,10 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel, Field
 
-from core.knowledge.traceback import MAX_PASTE_CHARS, RaisedError, read_paste
+from core.knowledge.traceback import (
+    MAX_PASTE_CHARS as MAX_PASTE_CHARS,  # re-exported: the pages import it here
+)
+from core.knowledge.traceback import RaisedError, read_paste
 from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parents[2] / "knowledge"
@@ -428,7 +431,7 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
     exact match far vaguer than the best one is only likely.
     """
     index = index if index is not None else load_error_index()
-    read = read_paste((text or "")[:MAX_PASTE_CHARS])
+    read = read_paste(text or "")
     prepared = _prepared(index)
     line_hits: dict[str, str] = {}
     for frame in read.frames:

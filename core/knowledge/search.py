@@ -32,7 +32,7 @@ from core.knowledge.errors import (
 from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
 from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
 from core.knowledge.snippets import answer_sentence, lead
-from core.knowledge.traceback import ReadPaste, read_paste
+from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
 from core.pins import SLIME_SHORT
 
 KINDS = ("card", "section", "flag", "rule", "error", "log", "model_script")
@@ -41,7 +41,7 @@ KIND_TITLES = {"card": "Knowledge cards", "section": "Card sections", "flag": "F
                "model_script": "Model scripts"}
 # How sure a result is: what the UI and `ask` show beside it.
 MATCH_TITLES = {"exact": "matches", "likely": "probably", "related": "related", "closest": "closest, not a match"}
-MAX_QUERY_CHARS = 20_000
+MAX_QUERY_CHARS = 20_000  # of a question (a paste is read up to MAX_PASTE_CHARS, from its end)
 MAX_TERMS = 40
 SNIPPET_CHARS = 220
 _CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + SLIME_SHORT)
@@ -284,7 +284,7 @@ class SearchIndex:
         """The answer to a question, a flag, a rule code or a pasted error, best first, each result with how
         sure it is. A pasted error is read like an engineer reads it (`read_paste`): its final exception is
         matched first; when no indexed message matches, the text-search results are marked `closest`."""
-        text = (query or "")[:MAX_QUERY_CHARS]
+        text = (query or "")[-MAX_PASTE_CHARS:]  # a long log: its end holds the final exception
         if not text.strip():
             return Answer(results=[])
         read = read_paste(text)
@@ -301,7 +301,7 @@ class SearchIndex:
             self._add_named(text, matches, add)
         for m in matches:
             add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
-        query_text = (read.final.message if read.final else "") if pasted else text
+        query_text = (read.final.message if read.final else "") if pasted else text[:MAX_QUERY_CHARS]
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
         hits = self._text_hits(terms, limit, kinds)
         if _looks_like_flag(text, terms) and not any(self.docs[i].kind == "flag" for i in picked):

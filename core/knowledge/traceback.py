@@ -87,9 +87,10 @@ class ReadPaste(BaseModel):
 
 
 def strip_noise(text: str) -> str:
-    """The paste without what differs from run to run (the words and numbers of the message stay)."""
+    """The paste without what differs from run to run (the words and numbers of the message stay); of a
+    paste longer than MAX_PASTE_CHARS the end is kept, where the final exception is."""
     lines = []
-    for line in _ANSI_RE.sub("", text[:MAX_PASTE_CHARS]).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    for line in _ANSI_RE.sub("", text[-MAX_PASTE_CHARS:]).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         line = _CLOCK_RE.sub("", _TIMESTAMP_RE.sub("", line))
         line = _RAY_PREFIX_RE.sub("", _RANK_PREFIX_RE.sub("", line))
         line = _RAY_TAIL_RE.sub("", line)
