@@ -279,3 +279,15 @@ def test_a_long_log_is_read_from_its_end_where_the_final_exception_is(index):
     pasted = log + "RuntimeError: world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)\n"
     first = index.ask(pasted, limit=3).results[0]
     assert (first.id, first.match) == ("megatron/core/parallel_state.py:795", "exact")
+
+
+def test_a_curated_table_hit_counts_as_found_and_outranks_a_likely_message(index, monkeypatch):
+    """The seam the curated tables plug into: their exact hits go after exact messages, before likely ones,
+    and a paste they answer is not reported as not found."""
+    pasted = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    assert not index.ask(pasted, limit=3).found
+    monkeypatch.setattr(index, "table_hits", lambda text, pasted: [("rule", "MEG001")])
+    answer = index.ask(pasted, limit=3)
+    assert answer.found and answer.notice is None
+    assert (answer.results[0].kind, answer.results[0].id, answer.results[0].match) == ("rule", "MEG001", "exact")
+    assert all(r.match == "related" for r in answer.results[1:])

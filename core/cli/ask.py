@@ -76,6 +76,10 @@ def render_text(index, answer, query: str = "") -> str:  # noqa: ANN001 (types i
     from core.knowledge.errors import match_error
     from core.knowledge.search import KIND_TITLES, MATCH_TITLES, explain, grouped
 
+    if isinstance(answer, list):  # a plain list of results (no paste read)
+        from core.knowledge.search import Answer
+
+        answer = Answer(results=answer)
     how = {m.entry.id: m for m in match_error(query, index.errors, limit=10)} if query else {}
     lines: list[str] = []
     if answer.pasted_error and answer.error_message is not None:
