@@ -76,7 +76,13 @@ def show_error(result: Result, first: bool) -> None:
     why = explain(index, entry)
     with st.expander(f"{MATCH_TITLES[result.match]}: {plain(result.title)}", expanded=first):
         found = exact.get(entry.id)
-        if found is not None and found.how == "traceback-line":
+        if found is not None and found.how in ("traceback-line", "traceback-code") and not entry.template:
+            st.success(plain(f"Your traceback stops at this assert ({found.frame}), which has no message: the "
+                             "condition below is what failed."), icon=":material/my_location:")
+        elif found is not None and found.how == "traceback-code":
+            st.info(plain(f"Your traceback shows this assert ({found.frame}) at another line: another version. Its "
+                          "message differs."), icon=":material/my_location:")
+        elif found is not None and found.how == "traceback-line":
             st.info(plain(f"Your traceback points at this line ({found.frame}), but its message differs: "
                           "another version, or a message built at run time."), icon=":material/my_location:")
         elif found is not None and found.how == "words":

@@ -49,6 +49,7 @@ def test_asserts_and_raises_with_messages_are_indexed_with_template_condition_fu
     got = [(e.kind, e.exception, e.template, e.condition, e.function, e.line) for e in entries]
     assert got == [
         ("assert", "AssertionError", "n must be positive, got {args.n}", "args.n > 0", "check", 5),
+        ("assert", "AssertionError", "", "args.m", "check", 6),  # a bare assert: found by a traceback's frame
         ("raise", "ValueError", "unknown mode {args.mode}; choose a or b", "args.mode not in ('a', 'b')",
          "check", 8),
         ("raise", "NotImplementedError", "mode {args.mode} is not ready", "not (args.mode not in ('a', 'b'))",
@@ -147,7 +148,7 @@ def test_the_tool_writes_an_index_and_refuses_what_is_not_a_checkout(tmp_path, c
     out = tmp_path / "errors.json"
     assert tool.main([str(tmp_path), "--commit", "abcdef12", "--out", str(out)]) == 0
     assert load_error_index(out).entries[0].source == "slime/a.py:5@abcdef12"
-    assert "5 messages (1 asserts, 4 raises)" in capsys.readouterr().out
+    assert "6 entries (2 asserts, 1 of them without a message; 4 raises)" in capsys.readouterr().out
     assert tool.main([str(tmp_path / "nothing"), "--out", str(out)]) == 2
 
 

@@ -291,3 +291,35 @@ def test_a_curated_table_hit_counts_as_found_and_outranks_a_likely_message(index
     assert answer.found and answer.notice is None
     assert (answer.results[0].kind, answer.results[0].id, answer.results[0].match) == ("rule", "MEG001", "exact")
     assert all(r.match == "related" for r in answer.results[1:])
+
+
+def test_a_bare_assertion_error_is_found_by_its_line_or_by_the_assert_the_traceback_shows(index):
+    at_the_pin = ('(MegatronTrainRayActor pid=5) Traceback (most recent call last):\n'
+                  '(MegatronTrainRayActor pid=5)   File "/root/slime/slime/backends/megatron_utils/actor.py", line 207, '
+                  'in sleep\n(MegatronTrainRayActor pid=5)     assert self.args.offload_train\n'
+                  "(MegatronTrainRayActor pid=5) AssertionError\n")
+    answer = index.ask(at_the_pin, limit=3)
+    first = answer.results[0]
+    assert (first.id, first.match) == ("slime/backends/megatron_utils/actor.py:207", "exact") and answer.found
+    assert first.title == "AssertionError (no message): assert self.args.offload_train"
+    why = explain(index, index.error(first.id))
+    assert why.meaning.startswith("slime checks that self.args.offload_train in MegatronTrainRayActor.sleep")
+    moved = ('  File "/opt/Megatron-LM/megatron/core/num_microbatches_calculator.py", line 301, in __init__\n'
+             "    assert global_batch_size % micro_batch_times_data_parallel_size == 0, (\n"
+             "AssertionError: global batch size (12) is not divisible by micro batch size (1) times data "
+             "parallel size (8)\n")
+    first = index.ask(moved, limit=3).results[0]
+    assert (first.id, first.match) == ("megatron/core/num_microbatches_calculator.py:340", "exact")
+    from core.knowledge.errors import match_error
+
+    how = match_error(moved, index.errors)[0]
+    assert (how.how, how.frame) == ("message", "/opt/Megatron-LM/megatron/core/num_microbatches_calculator.py, line 301")
+    bare_moved = ('  File "/opt/Megatron-LM/megatron/core/num_microbatches_calculator.py", line 290, in __init__\n'
+                  "    assert running_global_batch_size % micro_batch_times_data_parallel_size == 0\n"
+                  "AssertionError\n")
+    found = match_error(bare_moved, index.errors)[0]
+    assert (found.entry.id, found.how, found.confidence) == ("megatron/core/num_microbatches_calculator.py:329",
+                                                             "traceback-code", "exact")
+    # never found by words: a bare assert has none
+    assert "megatron/core/num_microbatches_calculator.py:329" not in [r.id for r in index.ask(
+        "running_global_batch_size micro_batch_times_data_parallel_size", limit=20).results]

@@ -67,7 +67,8 @@ def run_ask(args: argparse.Namespace) -> int:
 
 HOW = {"message": "every fixed word of the final exception's message, in order",
        "chain-message": "every fixed word of an earlier exception in your traceback's chain, in order",
-       "words": "most of the message's distinctive words (worded a little differently)"}
+       "words": "most of the message's distinctive words (worded a little differently)",
+       "traceback-code": "the assert your traceback shows, in the same file"}
 
 
 def render_text(index, answer, query: str = "") -> str:  # noqa: ANN001 (types imported lazily)
@@ -102,7 +103,8 @@ def render_text(index, answer, query: str = "") -> str:  # noqa: ANN001 (types i
             elif entry is not None:
                 found = how.get(entry.id)
                 if found is not None:
-                    line = f"your traceback's line ({found.frame})" if found.frame else ""
+                    line = f"your traceback's line ({found.frame})" if found.frame and found.how != "traceback-code" \
+                        else f"at {found.frame}" if found.frame else ""
                     text = HOW.get(found.how, "")
                     lines.append("      matched: " + " and ".join(x for x in (text, line) if x))
                 if entry.condition:

@@ -1,5 +1,6 @@
-"""slime's error messages: every `assert` with a message and every `raise` of a literal or f-string message,
-read from the source with `ast` (never imported or run), and matched against what a user pastes.
+"""slime's error messages: every `assert` (with its message, or none) and every `raise` of a literal or
+f-string message, read from the source with `ast` (never imported or run), and matched against what a user
+pastes.
 
 The index (knowledge/catalog/errors.json, written by tools/build_error_index.py at the pinned commit) keeps
 per message its template (f-string holes shown as `{expression}`), the condition that fails, the function,
@@ -21,7 +22,7 @@ from pydantic import BaseModel, Field
 from core.knowledge.traceback import (
     MAX_PASTE_CHARS as MAX_PASTE_CHARS,  # re-exported: the pages import it here
 )
-from core.knowledge.traceback import RaisedError, read_paste
+from core.knowledge.traceback import RaisedError, ReadPaste, read_paste
 from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parents[2] / "knowledge"
@@ -41,7 +42,7 @@ class ErrorEntry(BaseModel):
 
     kind: str = Field(description="assert | raise | log (a log line: `exception` holds its level)")
     exception: str = Field(description="AssertionError, or the raised class as written")
-    template: str = Field(description="the message, f-string holes as {expression}")
+    template: str = Field(description="the message, f-string holes as {expression}; empty for a bare assert")
     condition: str | None = Field(default=None, description="the assert's test, or the if-test guarding the raise")
     function: str = Field(description="qualified name of the enclosing function, or <module>")
     path: str
@@ -182,8 +183,10 @@ class _Collector(ast.NodeVisitor):
             end_line=getattr(node, "end_lineno", None) or node.lineno, commit=self.commit))
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        template = _template(node.msg) if node.msg is not None else None
-        if template and template.strip():
+        """An assert with a message, or without one (template ""): a bare `AssertionError` in a traceback is
+        found by the frame's line or the assert's code it shows."""
+        template = _template(node.msg) if node.msg is not None else ""
+        if template is not None and (template.strip() or node.msg is None):
             self._add(node, "assert", "AssertionError", template, _short(ast.unparse(node.test), 300))
         self.generic_visit(node)
 
@@ -197,7 +200,8 @@ class _Collector(ast.NodeVisitor):
 
 
 def errors_in_source(text: str, path: str, commit: str = SLIME_SHORT) -> list[ErrorEntry]:
-    """Every assert with a message and raise with a literal or f-string message in one Python file."""
+    """Every assert (with its message, or none) and every raise with a literal or f-string message in one
+    Python file."""
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError):
@@ -346,6 +350,8 @@ class _Prepared:
         self.index = index
         self.templates = [(e, e.id, p) for e in index.entries if (p := _template_pieces(e.template)) is not None]
         self.by_path: dict[str, list[ErrorEntry]] = {}
+        self.by_id: dict[str, ErrorEntry] = {}
+        self.by_test: dict[tuple[str, str], list[ErrorEntry]] = {}  # (path, an assert's test) -> its entries
         self.by_name: dict[str, list[str]] = {}  # a file's base name -> the index paths with it
         self.words: dict[str, frozenset[str]] = {}
         self.by_word: dict[str, list[ErrorEntry]] = {}
@@ -353,6 +359,9 @@ class _Prepared:
             if e.path not in self.by_path:
                 self.by_name.setdefault(e.path.rsplit("/", 1)[-1], []).append(e.path)
             self.by_path.setdefault(e.path, []).append(e)
+            self.by_id.setdefault(e.id, e)
+            if e.kind == "assert" and e.condition:
+                self.by_test.setdefault((e.path, e.condition), []).append(e)
             words = _words(e.fixed_words)
             if len(words) >= FUZZY_MIN_WORDS:
                 self.words[e.id] = words
@@ -420,33 +429,31 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
     """Where a pasted error comes from, best first, each with how sure the match is.
 
     The paste is read as an engineer reads it (`core.knowledge.traceback.read_paste`): per-run noise
-    stripped, the final exception first, then the rest of its chain, frames innermost first.
+    stripped, the final exception first, then the rest of its chain, frames innermost first. A frame
+    locates a message by its line, or by the assert it shows (the same test in the same file: line numbers
+    move between versions, the code less so).
     exact:  the final exception's message has every fixed piece of the template, in order, and its class
-            is the template's (first when a frame also points at the line); then the same for an earlier
-            exception of the chain.
-    likely: a frame points at the line but the message differs (another version, or a message built at
-            run time); the message fits but the class differs; or the message has most of the template's
-            distinctive words (worded a little differently).
+            is the template's (first when a frame also locates it); a bare `AssertionError` located on a
+            bare assert; then the same for an earlier exception of the chain.
+    likely: a frame locates it but the message differs (another version, or a message built at run time);
+            the message fits but the class differs; or the message has most of the template's distinctive
+            words (worded a little differently, or pasted in part).
     Within a group, messages of the layer the frames point into go first, then the longer templates; an
     exact match far vaguer than the best one is only likely.
     """
     index = index if index is not None else load_error_index()
     read = read_paste(text or "")
     prepared = _prepared(index)
-    line_hits: dict[str, str] = {}
-    for frame in read.frames:
-        rel = prepared.repo_relative(frame.path)
-        for e in prepared.by_path.get(rel, ()) if rel else ():
-            if e.line <= frame.line <= e.end_line and e.id not in line_hits:
-                line_hits[e.id] = f"{frame.path}, line {frame.line}"
+    located_at = _located(read, prepared)
     scored: list[tuple[tuple, ErrorMatch]] = []
     seen: set[str] = set()
-    located = read.layer
+    layer = read.layer
 
     def add(group: int, e: ErrorEntry, how: str, confidence: str) -> None:
         seen.add(e.id)
-        key = (group, _layer_rank(e, located), -len(e.fixed_words))
-        scored.append((key, ErrorMatch(entry=e, how=how, frame=line_hits.get(e.id), confidence=confidence)))
+        key = (group, _layer_rank(e, layer), -len(e.fixed_words))
+        frame = located_at.get(e.id)
+        scored.append((key, ErrorMatch(entry=e, how=how, frame=frame[0] if frame else None, confidence=confidence)))
 
     for k, raised in enumerate(read.messages[:4]):
         message = " ".join(raised.message.split())
@@ -455,19 +462,56 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
         for e, key, pieces in prepared.templates:
             if key not in seen and _pieces_in_order(pieces, message):
                 agrees = _type_agrees(e, raised)
-                group = (0 if key in line_hits else 1) if k == 0 else 2
+                group = (0 if key in located_at else 1) if k == 0 else 2
                 add(group if agrees else 4, e, "message" if k == 0 else "chain-message",
                     "exact" if agrees else "likely")
-    for key in line_hits:
+    bare_final = read.final is not None and read.final.short_type == "AssertionError" and not read.final.message
+    for key, (_, how) in located_at.items():
         if key not in seen:
-            add(3, next(e for e in prepared.by_path[key.rsplit(":", 1)[0]] if e.id == key), "traceback-line",
-                "likely")
+            e = prepared.by_id[key]
+            if bare_final and not e.template:
+                add(0, e, how, "exact")
+            else:
+                add(3, e, how, "likely")
     if read.final and not any(c.confidence == "exact" for _, c in scored):
         for e in _fuzzy(prepared, read.final.message, seen)[:limit]:
             add(5, e, "words", "likely")
     scored.sort(key=lambda t: t[0])
     _demote_vaguer(scored)
     return [m for _, m in scored[:limit]]
+
+
+def _located(read: ReadPaste, prepared: _Prepared) -> dict[str, tuple[str, str]]:
+    """Entry id -> (the frame as pasted, traceback-line | traceback-code) for the entries the frames point
+    at: the frame's line inside the entry's statement, or the assert the frame shows (same file, same test)."""
+    out: dict[str, tuple[str, str]] = {}
+    for frame in read.frames:
+        rel = prepared.repo_relative(frame.path)
+        if rel is None:
+            continue
+        where = f"{frame.path}, line {frame.line}"
+        for e in prepared.by_path[rel]:
+            if e.line <= frame.line <= e.end_line and e.id not in out:
+                out[e.id] = (where, "traceback-line")
+        test = _assert_test(frame.code) if frame.code else None
+        for e in prepared.by_test.get((rel, test), ()) if test else ():
+            out.setdefault(e.id, (where, "traceback-code"))
+    return out
+
+
+def _assert_test(code: str) -> str | None:
+    """The test of the `assert` a traceback shows, as `ast` prints it (the text is only parsed, never run);
+    a multi-line assert shows its first line only, so the part before the message is tried too."""
+    if not code.startswith("assert ") or len(code) > 300:
+        return None
+    for candidate in (code, code.split(",", 1)[0]):
+        try:
+            node = ast.parse(candidate).body[0]
+        except (SyntaxError, ValueError, IndexError, RecursionError, MemoryError):
+            continue
+        if isinstance(node, ast.Assert):
+            return _short(ast.unparse(node.test), 300)
+    return None
 
 
 def _demote_vaguer(scored: list[tuple[tuple, ErrorMatch]]) -> None:

@@ -103,6 +103,7 @@ class _Doc(BaseModel):
     source: str
     names: str = ""
     body: str = ""
+    searchable: bool = Field(default=True, description="False: only exact lookups find it, not the text search")
 
 
 def _short(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -183,6 +184,12 @@ def _error_docs(index: ErrorIndex) -> list[_Doc]:
                              source=e.source, names=f"{e.exception} log",
                              body=f"{e.fixed_words} {e.function.replace('_', ' ')}"))
             continue
+        if not e.template:  # a bare assert: found through a traceback's frame, not by words
+            docs.append(_Doc(kind="error", id=e.id, title=_short(f"AssertionError (no message): assert {e.condition}",
+                                                                 160),
+                             summary=_short(f"{layer} assert without a message in {e.function}"), source=e.source,
+                             searchable=False))
+            continue
         docs.append(_Doc(kind="error", id=e.id, title=_short(f"{e.exception}: {e.template}", 160),
                          summary=_short(f"{layer} {e.kind} in {e.function}" + (
                              f", when {e.condition} fails" if e.kind == "assert" and e.condition else "")),
@@ -226,7 +233,8 @@ class SearchIndex:
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(names, title, body, "
                          "tokenize='porter unicode61 remove_diacritics 2')")
         self._db.executemany("INSERT INTO docs(rowid, names, title, body) VALUES (?, ?, ?, ?)",
-                             [(i, d.names, d.title, d.body) for i, d in enumerate(self.docs)])
+                             [(i, d.names, d.title, d.body) if d.searchable else (i, "", "", "")
+                              for i, d in enumerate(self.docs)])
         self._db.execute("INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(10.0, 4.0, 1.0)')")
         self._db.execute("CREATE VIRTUAL TABLE options USING fts5(option, tokenize='trigram')")
         self._db.executemany("INSERT INTO options(rowid, option) VALUES (?, ?)",
@@ -413,7 +421,7 @@ class SearchIndex:
         errors = []
         if dest:
             attr = re.compile(r"\bargs\." + re.escape(dest) + r"\b")
-            errors = [e for e in self.errors.entries if e.kind != "log"
+            errors = [e for e in self.errors.entries if e.kind != "log" and e.template
                       and (attr.search(e.condition or "") or attr.search(e.template))]
         return cards, errors
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 MAX_PASTE_CHARS = 200_000
 MAX_MESSAGE_LINES = 6
 MAX_MESSAGE_CHARS = 2_000
+MAX_CODE_CHARS = 300
 MAX_EXCEPTIONS = 50  # the last ones of a paste; a log can repeat one error thousands of times
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]{0,20}[A-Za-z]|\x1b\][^\x07\n]{0,200}\x07")
@@ -50,6 +51,7 @@ class Frame(BaseModel):
     line: int
     function: str | None = None
     layer: str = Field(description="slime | megatron | sglang | a third-party library | python")
+    code: str | None = Field(default=None, description="the source line the traceback shows under the frame")
 
 
 class RaisedError(BaseModel):
@@ -110,6 +112,16 @@ def frame_layer(path: str) -> str:
     return "python"
 
 
+def _code_under(lines: list[str], i: int) -> str | None:
+    """The source line Python prints under a frame (indented, not another frame or a `^^^` marker)."""
+    if i + 1 >= len(lines):
+        return None
+    code = lines[i + 1]
+    if not code.startswith((" ", "\t")) or _FRAME_RE.match(code) or not code.strip() or set(code.strip()) <= {"^", "~"}:
+        return None
+    return code.strip()[:MAX_CODE_CHARS]
+
+
 def _message_after(lines: list[str], start: int, first: str) -> str:
     """An exception's message: its own line and the continuation lines under it (a multi-line message)."""
     parts = [first.strip()] if first.strip() else []
@@ -131,7 +143,7 @@ def read_paste(text: str) -> ReadPaste:
         fm = _FRAME_RE.match(line)
         if fm:
             frames.append(Frame(path=fm.group(1), line=int(fm.group(2)), function=fm.group(3),
-                                layer=frame_layer(fm.group(1))))
+                                layer=frame_layer(fm.group(1)), code=_code_under(lines, i)))
             continue
         em = _EXC_RE.match(line)
         if em:
