@@ -323,3 +323,11 @@ def test_a_bare_assertion_error_is_found_by_its_line_or_by_the_assert_the_traceb
     # never found by words: a bare assert has none
     assert "megatron/core/num_microbatches_calculator.py:329" not in [r.id for r in index.ask(
         "running_global_batch_size micro_batch_times_data_parallel_size", limit=20).results]
+
+
+def test_a_question_over_two_lines_is_a_question_not_a_paste(index):
+    answer = index.ask("My reward stays at 0.\nWhat does --rollout-batch-size mean here?", limit=5)
+    assert not answer.pasted_error and answer.notice is None
+    assert (answer.results[0].id, answer.results[0].match) == ("--rollout-batch-size", "exact")
+    log = index.ask("[2026-01-29 06:53:43] INFO something nobody logs qqzzxx", limit=3)
+    assert log.pasted_error and not log.found

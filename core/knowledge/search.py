@@ -56,9 +56,14 @@ _CODE_RE = re.compile(r"^[A-Z]{2,8}\d{3}$")
 _FLAG_WORD_RE = re.compile(r"--[A-Za-z0-9][A-Za-z0-9\-]{1,80}|\b[a-z][a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){1,8}\b")
 
 
+_LOG_MARK_RE = re.compile(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b|^\s*\[|\(\w+ pid=\d+", re.M)
+
+
 def _is_pasted_error(text: str, read: ReadPaste) -> bool:
-    """A traceback, several lines, or one `SomeError: message` line (rather than a question or a flag)."""
-    return bool(read.frames) or read.is_traceback or "\n" in text.strip() or bool(read.final and read.final.type)
+    """A traceback, a `SomeError: message` line, or log lines (a level, a `[...]` prefix, Ray's `(X pid=...)`),
+    rather than a question, a flag or a few lines of plain words."""
+    return bool(read.frames) or read.is_traceback or bool(read.final and read.final.type) or \
+        bool(_LOG_MARK_RE.search(text[:MAX_QUERY_CHARS]))
 
 
 def _looks_like_flag(text: str, terms: list[str]) -> bool:
