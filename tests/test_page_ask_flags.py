@@ -56,6 +56,19 @@ def test_ask_page_says_plainly_when_no_indexed_message_matches(app_env, make_app
     assert not any(ACTIVE.search(t) for t in rendered(at))
 
 
+def test_ask_page_says_a_normal_log_line_is_normal(app_env, make_app):
+    at = make_app("pages/ask.py")
+    at.query_params["q"] = ("(RolloutManager pid=42, ip=10.0.0.2) [2026-01-01 10:00:00] INFO arguments.py:1942 - "
+                            "Ignoring --offload-train because --release-train releases train actors instead.")
+    at.run()
+    assert not at.exception
+    assert at.subheader[0].value == "slime log lines"
+    assert at.expander[0].label.replace("\\", "").startswith("matches: info line: Ignoring --offload-train")
+    text = flat(at)
+    assert "Normal: slime prints this info line in slime_validate_args" in text and "Nothing to fix" in text
+    assert "10.0.0.2" not in " ".join(c.value for c in at.caption if c.value.startswith("Read from"))
+
+
 def test_ask_page_typed_query_groups_results_and_links_flags(app_env, make_app):
     at = make_app("pages/ask.py").run()
     assert not at.exception and any("Type or paste" in i.value for i in at.info)
