@@ -331,3 +331,12 @@ def test_a_question_over_two_lines_is_a_question_not_a_paste(index):
     assert (answer.results[0].id, answer.results[0].match) == ("--rollout-batch-size", "exact")
     log = index.ask("[2026-01-29 06:53:43] INFO something nobody logs qqzzxx", limit=3)
     assert log.pasted_error and not log.found
+
+
+def test_a_generic_template_alone_is_not_an_answer(index):
+    answer = index.ask("RuntimeError: hidden size 1000 is not divisible by 24 heads", limit=5)
+    assert not answer.found and answer.notice.startswith("No message of slime, Megatron-LM or SGLang")
+    errors = [r for r in answer.results if r.kind == "error"]
+    assert errors and {r.match for r in errors} == {"closest"}
+    sglang = index.ask("RuntimeError: CUDA error: an illegal memory access was encountered", limit=3)
+    assert not sglang.found and sglang.results[0].match == "closest"

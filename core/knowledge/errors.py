@@ -432,12 +432,13 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
     stripped, the final exception first, then the rest of its chain, frames innermost first. A frame
     locates a message by its line, or by the assert it shows (the same test in the same file: line numbers
     move between versions, the code less so).
-    exact:  the final exception's message has every fixed piece of the template, in order, and its class
-            is the template's (first when a frame also locates it); a bare `AssertionError` located on a
-            bare assert; then the same for an earlier exception of the chain.
+    exact:  the final exception's message has every fixed piece of the template, in order, its class is
+            the template's, and a frame locates it or the template is specific (`_specific`); first when a
+            frame also locates it; a bare `AssertionError` located on a bare assert; then the same for an
+            earlier exception of the chain.
     likely: a frame locates it but the message differs (another version, or a message built at run time);
-            the message fits but the class differs; or the message has most of the template's distinctive
-            words (worded a little differently, or pasted in part).
+            the message fits but the class differs or the template is generic; or the message has most of
+            the template's distinctive words (worded a little differently, or pasted in part).
     Within a group, messages of the layer the frames point into go first, then the longer templates; an
     exact match far vaguer than the best one is only likely.
     """
@@ -463,8 +464,9 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
             if key not in seen and _pieces_in_order(pieces, message):
                 agrees = _type_agrees(e, raised)
                 group = (0 if key in located_at else 1) if k == 0 else 2
+                sure = agrees and (key in located_at or _specific(e, pieces, message))
                 add(group if agrees else 4, e, "message" if k == 0 else "chain-message",
-                    "exact" if agrees else "likely")
+                    "exact" if sure else "likely")
     bare_final = read.final is not None and read.final.short_type == "AssertionError" and not read.final.message
     for key, (_, how) in located_at.items():
         if key not in seen:
@@ -479,6 +481,16 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
     scored.sort(key=lambda t: t[0])
     _demote_vaguer(scored)
     return [m for _, m in scored[:limit]]
+
+
+def _specific(entry: ErrorEntry, pieces: tuple[str, ...], message: str) -> bool:
+    """Whether a template that fits is specific enough to call the match exact: its fixed words make up
+    half the pasted message, or it starts with fixed text and has at least three distinctive words (a
+    generic `{} is not divisible by {}` or `Unsupported {x}` fits many messages of other libraries)."""
+    if len(entry.fixed_words) >= 0.5 * len(message):
+        return True
+    starts_fixed = bool(entry.template) and entry.template.lstrip().startswith(pieces[0][:8])
+    return starts_fixed and len(_words(entry.fixed_words)) >= 3
 
 
 def _located(read: ReadPaste, prepared: _Prepared) -> dict[str, tuple[str, str]]:

@@ -66,6 +66,13 @@ def _is_pasted_error(text: str, read: ReadPaste) -> bool:
         bool(_LOG_MARK_RE.search(text[:MAX_QUERY_CHARS]))
 
 
+def _evidence(match: ErrorMatch) -> bool:
+    """Whether a message match answers the paste: exact, or likely with more than a generic template behind
+    it (a frame locating it, or most of its distinctive words)."""
+    return match.confidence == "exact" or (match.confidence == "likely" and (match.frame is not None
+                                                                           or match.how == "words"))
+
+
 def _looks_like_flag(text: str, terms: list[str]) -> bool:
     return len(terms) <= 6 and (text.strip().startswith("-") or "_" in text or "-" in text.strip())
 
@@ -327,7 +334,9 @@ class SearchIndex:
             for option in self.close_flags(text):
                 spec = self.catalog.lookup(option)
                 add("flag", spec.primary if spec else option, "likely")
-        found = any(m.confidence in ("exact", "likely") for m in matches) or bool(table_hits)
+        found = any(_evidence(m) for m in matches) or bool(table_hits)
+        if pasted and not found:  # only generic templates fit, or the class differs: candidates, not answers
+            picked = {i: "closest" if level == "likely" else level for i, level in picked.items()}
         for i in hits:
             add(self.docs[i].kind, self.docs[i].id, "closest" if pasted and not found else "related")
         results = [self._result(i, picked[i], terms) for i in list(picked)[:limit]]
