@@ -340,3 +340,35 @@ def test_a_generic_template_alone_is_not_an_answer(index):
     assert errors and {r.match for r in errors} == {"closest"}
     sglang = index.ask("RuntimeError: CUDA error: an illegal memory access was encountered", limit=3)
     assert not sglang.found and sglang.results[0].match == "closest"
+
+
+def test_every_layer_is_found_first_through_ray_noise_and_moved_lines(index):
+    """A sample of every layer's messages pasted as a Ray actor prints them (prefixes, timestamps, another
+    version's line numbers): found first, and never an exact match of a different message."""
+    import collections
+    import re
+
+    holes = re.compile(r"\{[^{}]*\}")
+    entries = [e for e in load_all_messages().entries if e.template and len(e.fixed_words) >= 8]
+    firsts, totals, wrong = collections.Counter(), collections.Counter(), []
+    for e in entries[::15]:
+        message = holes.sub("7", e.template)
+        if e.kind == "log":
+            pasted = (f"(RolloutManager pid=123, ip=10.0.0.9) [2026-02-01 10:11:12] {e.exception.upper()} "
+                      f"{e.path.rsplit('/', 1)[-1]}:{e.line + 3} - {message}")
+        else:
+            prefix = "(MegatronTrainRayActor pid=99, ip=10.1.1.1)"
+            pasted = (f"{prefix} Traceback (most recent call last):\n"
+                      f'{prefix}   File "/usr/lib/python3/site-packages/{e.path.removeprefix("python/")}", line '
+                      f"{e.line + 40}, in {e.function.rsplit('.', 1)[-1]}\n{prefix}     raise Something(\n"
+                      f"{prefix} {e.exception.rsplit('.', 1)[-1]}: {message}\n")
+        layer = "log" if e.kind == "log" else layer_of(e)
+        totals[layer] += 1
+        first = index.ask(pasted, limit=3).results[0]
+        firsts[layer] += first.id == e.id
+        other = index.error(first.id)
+        if first.match == "exact" and first.id != e.id and (other is None or other.fixed_words != e.fixed_words):
+            wrong.append((e.id, first.id))
+    assert set(totals) == {"slime", "megatron", "sglang", "log"}
+    assert all(firsts[k] >= 0.9 * totals[k] for k in totals), (firsts, totals)
+    assert wrong == []

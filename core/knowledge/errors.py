@@ -439,8 +439,9 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
     likely: a frame locates it but the message differs (another version, or a message built at run time);
             the message fits but the class differs or the template is generic; or the message has most of
             the template's distinctive words (worded a little differently, or pasted in part).
-    Within a group, messages of the layer the frames point into go first, then the longer templates; an
-    exact match far vaguer than the best one is only likely.
+    Within a group, messages in a file (then a function) the frames name go first, then those of the layer
+    the frames point into, then the longer templates; an exact match far vaguer than the best one is only
+    likely.
     """
     index = index if index is not None else load_error_index()
     read = read_paste(text or "")
@@ -449,10 +450,14 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
     scored: list[tuple[tuple, ErrorMatch]] = []
     seen: set[str] = set()
     layer = read.layer
+    frame_files = {rel for f in read.frames if (rel := prepared.repo_relative(f.path))}
+    frame_functions = {f.function for f in read.frames if f.function}
 
     def add(group: int, e: ErrorEntry, how: str, confidence: str) -> None:
         seen.add(e.id)
-        key = (group, _layer_rank(e, layer), -len(e.fixed_words))
+        # the same text raised in several places: the file and function the frames name decide
+        key = (group, e.path not in frame_files, e.function.rsplit(".", 1)[-1] not in frame_functions,
+               _layer_rank(e, layer), -len(e.fixed_words))
         frame = located_at.get(e.id)
         scored.append((key, ErrorMatch(entry=e, how=how, frame=frame[0] if frame else None, confidence=confidence)))
 
