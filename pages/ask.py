@@ -58,8 +58,8 @@ if not results:
 
 exact = {m.entry.id: m for m in match_error(query, index.errors, limit=10)}
 if answer.pasted_error and answer.error_message is not None:
-    st.caption(plain(f"Read from your paste: {answer.error_type + ': ' if answer.error_type else ''}"
-                     f"{answer.error_message[:300]}" + (f" (raised in {answer.layer})" if answer.layer else "")))
+    st.caption(plain(f"Read from your paste: {answer.read_as}" + (f" (raised in {answer.layer})" if answer.layer
+                                                                   else "")))
 if answer.notice:
     st.warning(plain(answer.notice), icon=":material/search_off:")
 frames = slime_frames(query)[:3]

@@ -372,3 +372,16 @@ def test_every_layer_is_found_first_through_ray_noise_and_moved_lines(index):
     assert set(totals) == {"slime", "megatron", "sglang", "log"}
     assert all(firsts[k] >= 0.9 * totals[k] for k in totals), (firsts, totals)
     assert wrong == []
+
+
+def test_megatron_checks_name_the_rule_that_catches_them_before_launch(index):
+    pasted = ('  File "/opt/megatron/training/arguments.py", line 700, in validate_args\n'
+              "    assert args.min_lr <= args.lr\nAssertionError\n")
+    answer = index.ask(pasted, limit=2)
+    assert answer.read_as == "AssertionError (no message)" and answer.layer == "Megatron-LM"
+    first = answer.results[0]
+    assert (first.id, first.match) == ("megatron/training/arguments.py:835", "exact")
+    assert [code for code, _ in explain(index, index.error(first.id)).rules] == ["MEG004"]
+    batch = index.ask("AssertionError: global batch size (12) is not divisible by micro batch size (1) times data "
+                      "parallel size (8)", limit=1).results[0]
+    assert [code for code, _ in explain(index, index.error(batch.id)).rules] == ["BATCH007", "BATCH008"]

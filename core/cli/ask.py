@@ -84,8 +84,8 @@ def render_text(index, answer, query: str = "") -> str:  # noqa: ANN001 (types i
     how = {m.entry.id: m for m in match_error(query, index.errors, limit=10)} if query else {}
     lines: list[str] = []
     if answer.pasted_error and answer.error_message is not None:
-        lines.append(f"Read from your paste: {answer.error_type + ': ' if answer.error_type else ''}"
-                     f"{answer.error_message[:300]}" + (f"  (raised in {answer.layer})" if answer.layer else ""))
+        lines.append(f"Read from your paste: {answer.read_as}" + (f"  (raised in {answer.layer})" if answer.layer
+                                                                     else ""))
     if answer.notice:
         lines.append(answer.notice)
     if lines:

@@ -75,7 +75,8 @@ class RuleLink(BaseModel):
     """A hand-made link from a message in slime to the rules that catch the same condition before launch."""
 
     path: str
-    contains: str = Field(description="a piece of the message template that identifies it")
+    contains: str = Field(default="", description="a piece of the message template that identifies it")
+    line: int | None = Field(default=None, description="or the line, for an assert without a message")
     rules: list[str] = Field(default_factory=list)
     card: str | None = None
     note: str | None = None
@@ -269,9 +270,11 @@ def load_rule_links(path: Path = ERROR_RULES_PATH) -> tuple[RuleLink, ...]:
 
 
 def links_for(entry: ErrorEntry, links: tuple[RuleLink, ...] | None = None) -> list[RuleLink]:
-    """The table rows that name this message (same file, template containing the row's text)."""
+    """The table rows that name this message (same file, and the template containing the row's text, or the
+    row's line for a bare assert)."""
     links = load_rule_links() if links is None else links
-    return [link for link in links if link.path == entry.path and link.contains in entry.template]
+    return [link for link in links if link.path == entry.path and (
+        (link.line is not None and link.line == entry.line) or (link.contains and link.contains in entry.template))]
 
 
 # --------------------------------------------------------------------------------------------------

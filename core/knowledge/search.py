@@ -101,6 +101,14 @@ class Answer(BaseModel):
     found: bool = Field(default=True, description="for a pasted error: an indexed message matched it")
     notice: str | None = None
 
+    @property
+    def read_as(self) -> str:
+        """What was read from the paste, in one line: `Type: message`, or `Type (no message)`."""
+        message = (self.error_message or "")[:300]
+        if self.error_type:
+            return f"{self.error_type}: {message}" if message else f"{self.error_type} (no message)"
+        return message
+
     def public(self) -> dict[str, Any]:
         return {"results": [r.public() for r in self.results], "found": self.found, "notice": self.notice,
                 "error": {"type": self.error_type, "message": self.error_message, "layer": self.layer}
