@@ -385,3 +385,17 @@ def test_megatron_checks_name_the_rule_that_catches_them_before_launch(index):
     batch = index.ask("AssertionError: global batch size (12) is not divisible by micro batch size (1) times data "
                       "parallel size (8)", limit=1).results[0]
     assert [code for code, _ in explain(index, index.error(batch.id)).rules] == ["BATCH007", "BATCH008"]
+
+
+def test_questions_as_users_write_them(index):
+    """Issue titles start with `[Bug]`; a question names several flags; words are hyphenated or not."""
+    titled = index.ask("[Bug] UpdateWeightFromDistributed fails for VLM models in non-colocate mode", limit=3)
+    assert not titled.pasted_error and titled.notice is None and titled.results[0].match == "related"
+    several = index.ask("Launching training with --num-rollout 2 --rollout-batch-size 8 --n-samples-per-prompt 8 "
+                        "--global-batch-size 256 computes train_iters = 0", limit=3).results
+    assert several[0].id == "--num-rollout" and [r.match for r in several[1:]] == ["related", "related"]
+    assert "batch-size" in {r.id.split("#")[0] for r in several}
+    vlm = index.ask("Do slime support the training of qwen2.5-vl? I have looked through the docs but did not find "
+                    "multi-modal training examples", limit=3).results
+    assert "vlm-multimodal" in {r.id.split("#")[0] for r in vlm}
+    assert index.ask("INFO 12:00:01 arguments.py:1942 Ignoring --offload-train because x", limit=1).pasted_error

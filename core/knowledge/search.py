@@ -51,12 +51,18 @@ PROSE_KINDS = frozenset({"card", "section"})
 KIND_WEIGHT = {"card": 1.5, "section": 1.3, "rule": 1.2}
 # Left out of the any-word fallback (the all-words query keeps them): they match nearly every document.
 STOPWORDS = frozenset("a an and are be by can do does for from how i in is it of on or should the to what when "
-                      "where which why with".split())
+                      "where which why with".split()) | frozenset(  # and the filler of a question asked in words
+    "did not find have has had looked look through docs doc documentation any anyone there this that my me we "
+    "you your our slime support supports supported please thanks thank help know want wanted trying tried try "
+    "get got use using used".split())
 _CODE_RE = re.compile(r"^[A-Z]{2,8}\d{3}$")
 _FLAG_WORD_RE = re.compile(r"--[A-Za-z0-9][A-Za-z0-9\-]{1,80}|\b[a-z][a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){1,8}\b")
 
 
-_LOG_MARK_RE = re.compile(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b|^\s*\[|\(\w+ pid=\d+", re.M)
+# A log level followed by a separator, a leading timestamp, `[rank0]:`, or Ray's `(X pid=...)`; not the
+# `[Bug]` or `[Question]` an issue title starts with.
+_LOG_MARK_RE = re.compile(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b\s*[:\-\]]|\b(?:INFO|WARNING|ERROR) "
+                          r"(?:\d{2}:\d{2}:\d{2}\S*\s+)?\S+\.py:\d|^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:|^\s*\[rank\d|\(\w+ pid=\d+", re.M)
 
 
 def _is_pasted_error(text: str, read: ReadPaste) -> bool:
@@ -337,7 +343,7 @@ class SearchIndex:
             add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
         query_text = (read.final.message if read.final else "") if pasted else text[:MAX_QUERY_CHARS]
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
-        hits = self._text_hits(terms, limit, kinds)
+        hits = self._text_hits(terms, limit, kinds, query_text)
         if _looks_like_flag(text, terms) and not any(self.docs[i].kind == "flag" for i in picked):
             for option in self.close_flags(text):
                 spec = self.catalog.lookup(option)
@@ -370,7 +376,7 @@ class SearchIndex:
         for m in matches:  # the query is the message itself, not a question that happens to contain it
             if m.confidence == "exact" and len(m.entry.fixed_words) >= 0.5 * len(stripped):
                 add("log" if m.entry.kind == "log" else "error", m.entry.id, "exact")
-        for option in self.named_flags(text):
+        for option in self.named_flags(text)[:1]:  # the first flag a question names; the others rank as text
             spec = self.catalog.lookup(option)
             add("flag", spec.primary if spec else option, "exact")
 
@@ -384,12 +390,16 @@ class SearchIndex:
                 out.append(option)
         return out[:3]
 
-    def _text_hits(self, terms: list[str], limit: int, kinds: set[str] | None) -> list[int]:
-        """BM25 rows: those with every word first, then those with any of the distinctive words."""
+    def _text_hits(self, terms: list[str], limit: int, kinds: set[str] | None, text: str = "") -> list[int]:
+        """BM25 rows: those with every word first, then those with any of the distinctive words (a hyphenated
+        pair of the text also as one word)."""
+        joined = text.lower()
         rows: dict[int, None] = {}
         if terms:
             rows.update(dict.fromkeys(self._fts(terms, " ", limit, kinds)))
             wide = [t for t in terms if t not in STOPWORDS] or terms
+            wide += [a + b for a, b in zip(terms, terms[1:], strict=False) if len(a) > 2 and len(b) > 2
+                     and f"{a}-{b}" in joined][:5]  # multi-modal also finds multimodal
             if len(rows) < limit and len(terms) > 1:
                 rows.update(dict.fromkeys(self._fts(wide, " OR ", limit, kinds)))
         return list(rows)
