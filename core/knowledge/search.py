@@ -47,8 +47,9 @@ SNIPPET_CHARS = 220
 _CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + SLIME_SHORT)
 PROSE_KINDS = frozenset({"card", "section"})
 # BM25 is multiplied by these (BM25 is negative: a larger weight ranks higher); prose and rules are what a
-# question usually wants, and raw BM25 favours the many short flag entries.
-KIND_WEIGHT = {"card": 1.5, "section": 1.3, "rule": 1.2}
+# question usually wants, and raw BM25 favours the many short flag entries; the thousands of error messages
+# and log lines of every layer are found by their text first (exact lookups), so words weigh them less.
+KIND_WEIGHT = {"card": 1.5, "section": 1.3, "rule": 1.2, "error": 0.85, "log": 0.6}
 # Left out of the any-word fallback (the all-words query keeps them): they match nearly every document.
 STOPWORDS = frozenset("a an and are be by can do does for from how i in is it of on or should the to what when "
                       "where which why with".split()) | frozenset(  # and the filler of a question asked in words
