@@ -166,3 +166,20 @@ def test_the_final_else_of_an_elif_chain_records_every_test_negated():
     loss = next(e for e in index.entries if e.path == "slime/backends/megatron_utils/loss.py"
                 and e.condition and "reinforce_plus_plus_baseline" in e.condition and " and " in e.condition)
     assert loss.condition.startswith("not (args.custom_advantage_function_path is not None) and not (")
+
+
+def test_the_template_prefilter_loses_no_match():
+    """Templates are tried only when the message holds their longest whole word: the same matches as trying
+    every template, whatever fills the holes."""
+    import re
+
+    from core.knowledge.errors import _pieces_in_order, _prepared
+    from core.knowledge.layers import load_all_messages
+
+    prepared = _prepared(load_all_messages())
+    holes = re.compile(r"\{[^{}]*\}")
+    for _, _, pieces in prepared.templates[::9]:
+        for fill in ("7", "x_y", "/a/b.py"):
+            message = " ".join(holes.sub(fill, " ".join(pieces)).split())
+            brute = {k for _, k, ps in prepared.templates if _pieces_in_order(ps, message)}
+            assert {k for _, k, ps in prepared.candidates(message) if _pieces_in_order(ps, message)} == brute

@@ -336,6 +336,22 @@ def _pieces_in_order(pieces: tuple[str, ...], message: str) -> bool:
     return True
 
 
+_TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _key_word(pieces: tuple[str, ...]) -> str | None:
+    """The longest word (4+ characters) of the pieces that stands whole: not touching a piece's edge, where
+    a hole could extend it (`{name}_size`)."""
+    best = None
+    for piece in pieces:
+        for m in _TOKEN_RE.finditer(piece):
+            if m.start() == 0 or m.end() == len(piece) or len(m.group()) < 4:
+                continue
+            if best is None or len(m.group()) > len(best):
+                best = m.group()
+    return best
+
+
 _WORD_RE = re.compile(r"[a-z][a-z0-9_]{2,}")
 _COMMON = frozenset("the and for not but with this that must are can has have was were should when than you "
                     "your use using please got set".split())
@@ -352,6 +368,13 @@ class _Prepared:
     def __init__(self, index: ErrorIndex) -> None:
         self.index = index
         self.templates = [(e, e.id, p) for e in index.entries if (p := _template_pieces(e.template)) is not None]
+        # A prefilter: each template under its longest whole word (one the message must hold as a token of its
+        # own); templates with no such word are always tried.
+        self.by_key_word: dict[str, list[tuple[ErrorEntry, str, tuple[str, ...]]]] = {}
+        self.unkeyed: list[tuple[ErrorEntry, str, tuple[str, ...]]] = []
+        for item in self.templates:
+            word = _key_word(item[2])
+            (self.by_key_word.setdefault(word, []) if word else self.unkeyed).append(item)
         self.by_path: dict[str, list[ErrorEntry]] = {}
         self.by_id: dict[str, ErrorEntry] = {}
         self.by_test: dict[tuple[str, str], list[ErrorEntry]] = {}  # (path, an assert's test) -> its entries
@@ -371,6 +394,16 @@ class _Prepared:
                 for w in words:
                     self.by_word.setdefault(w, []).append(e)
         self.paths = set(self.by_path)
+        self.order = {key: n for n, (_, key, _) in enumerate(self.templates)}
+
+    def candidates(self, message: str) -> list[tuple[ErrorEntry, str, tuple[str, ...]]]:
+        """The templates that may fit a message: those keyed by a word the message holds, and the unkeyed;
+        in index order, so ties rank as without the prefilter."""
+        found = list(self.unkeyed)
+        for token in set(_TOKEN_RE.findall(message)):
+            found += self.by_key_word.get(token, ())
+        order = self.order
+        return sorted(found, key=lambda item: order[item[1]])
 
     def repo_relative(self, frame_path: str) -> str | None:
         """The index path a traceback's file names (the checkout may live anywhere on the user's machine;
@@ -468,7 +501,7 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
         message = " ".join(raised.message.split())
         if not message:
             continue
-        for e, key, pieces in prepared.templates:
+        for e, key, pieces in prepared.candidates(message):
             if key not in seen and _pieces_in_order(pieces, message):
                 agrees = _type_agrees(e, raised)
                 group = (0 if key in located_at else 1) if k == 0 else 2
