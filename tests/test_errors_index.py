@@ -178,8 +178,8 @@ def test_the_template_prefilter_loses_no_match():
 
     prepared = _prepared(load_all_messages())
     holes = re.compile(r"\{[^{}]*\}")
-    for _, _, pieces in prepared.templates[::9]:
+    for entry, _, _ in prepared.templates[::9]:
         for fill in ("7", "x_y", "/a/b.py"):
-            message = " ".join(holes.sub(fill, " ".join(pieces)).split())
+            message = " ".join(holes.sub(fill, entry.template).split())
             brute = {k for _, k, ps in prepared.templates if _pieces_in_order(ps, message)}
             assert {k for _, k, ps in prepared.candidates(message) if _pieces_in_order(ps, message)} == brute
