@@ -601,3 +601,13 @@ def test_num_gpus_per_node_against_the_gpus_a_node_has(args, expected, severity,
     if found:
         assert found[0].severity.value == severity and text in found[0].message
         assert "(its default)" in found[0].message and found[0].fix.startswith("add --num-gpus-per-node")
+
+
+@pytest.mark.skipif(not (SLIME_SRC / "scripts" / "run-glm4.7-30B-A3B.sh").is_file(), reason="needs slime's scripts")
+def test_the_expert_grid_rule_catches_the_script_of_slime_issue_1818():
+    """THUDM/slime#1818: run-glm4.7-30B-A3B.sh at the pin sets PP 2 x EP 8 on one 8-GPU node, and Megatron's
+    parallel state raises `world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)`
+    once the training actors start; the checker says so before launch."""
+    report = check_script_bytes((SLIME_SRC / "scripts" / "run-glm4.7-30B-A3B.sh").read_bytes())
+    [found] = [f for f in report.findings if f.code == "MEG013"]
+    assert "EP 8 x ETP 1 x PP 2 = 16" in found.message and "8 GPUs" in found.message
