@@ -354,7 +354,8 @@ def test_every_layer_is_found_first_through_ray_noise_and_moved_lines(index):
     for e in entries[::15]:
         message = holes.sub("7", e.template)
         if e.kind == "log":
-            pasted = (f"(RolloutManager pid=123, ip=10.0.0.9) [2026-02-01 10:11:12] {e.exception.upper()} "
+            level = "" if e.exception == "print" else e.exception.upper() + " "  # a print has no logger's prefix
+            pasted = (f"(RolloutManager pid=123, ip=10.0.0.9) [2026-02-01 10:11:12] {level}"
                       f"{e.path.rsplit('/', 1)[-1]}:{e.line + 3} - {message}")
         else:
             prefix = "(MegatronTrainRayActor pid=99, ip=10.1.1.1)"

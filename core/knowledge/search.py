@@ -354,7 +354,10 @@ class SearchIndex:
             picked = {i: "closest" if level == "likely" else level for i, level in picked.items()}
         for i in hits:
             add(self.docs[i].kind, self.docs[i].id, "closest" if pasted and not found else "related")
-        results = [self._result(i, picked[i], terms) for i in list(picked)[:limit]]
+        order = list(picked)
+        if pasted and not found:  # no message answers: prose and checks near the words before other messages
+            order.sort(key=lambda i: self.docs[i].kind in ("error", "log"))
+        results = [self._result(i, picked[i], terms) for i in order[:limit]]
         return self._answer(results, read, pasted, found)
 
     def table_hits(self, text: str, pasted: bool) -> list[tuple[str, str]]:

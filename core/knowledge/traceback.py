@@ -2,7 +2,7 @@
 
 First the per-run noise goes (ANSI colour codes, Ray's `(RayTrainActor pid=..., ip=...)` prefixes and
 `[repeated 3x across cluster]` tails, `[rank0]:` prefixes, timestamps, `pid=`/`ip=` values, node and
-object ids); then the final exception (type and message) is found, with the earlier ones of a "During
+object ids, a logger's `file.py:12 - ` decoration); then the final exception (type and message) is found, with the earlier ones of a "During
 handling of the above exception" or "direct cause" chain kept behind it (each distinct message once); the
 frames say which layer raised it (slime, Megatron-LM, SGLang, or a third-party library such as Ray or
 PyTorch). IP addresses and ports go too. Pasted text is data: it is only read with bounded regexes, never run or rendered as HTML.
@@ -30,6 +30,10 @@ _CLOCK_RE = re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\b")
 _KV_NOISE_RE = re.compile(r"\b(pid|ip|node_id|worker_id|actor_id|task_id|job_id)=[\w.:\-]{1,120}")
 _HEX_ID_RE = re.compile(r"\b[0-9a-f]{24,}\b")
 _ADDRESS_RE = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b")
+# A logger's decoration before the message: `[time prefix] file.py:12 - `, `INFO file.py:12 - ` (slime's format,
+# slime/observability/logging_utils.py) and the like; what follows is the message as the code wrote it.
+_LOGGER_PREFIX_RE = re.compile(r"^\s*(?:\[[^\]\n]{0,120}\]\s*)?(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b"
+                               r"[:\s]*)?[\w.\-]{1,120}\.py:\d{1,6}\s*-\s+")
 _IP_RE = re.compile(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?::\d{1,5})?\b")
 
 _FRAME_RE = re.compile(r'^\s*File "([^"\n]{1,1000})", line (\d{1,7})(?:, in ([^\n]{1,200}))?')
@@ -95,7 +99,7 @@ def strip_noise(text: str) -> str:
     for line in _ANSI_RE.sub("", text[-MAX_PASTE_CHARS:]).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         line = _CLOCK_RE.sub("", _TIMESTAMP_RE.sub("", line))
         line = _RAY_PREFIX_RE.sub("", _RANK_PREFIX_RE.sub("", line))
-        line = _RAY_TAIL_RE.sub("", line)
+        line = _LOGGER_PREFIX_RE.sub("", _RAY_TAIL_RE.sub("", line))
         line = _KV_NOISE_RE.sub(r"\1=…", line)
         line = _HEX_ID_RE.sub("…", line)
         line = _IP_RE.sub("…", _ADDRESS_RE.sub("0x…", line))
