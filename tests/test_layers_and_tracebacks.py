@@ -184,6 +184,8 @@ def test_no_match_is_said_plainly_and_candidates_are_marked_closest(index):
                                     '"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"')
     assert "raised there, not by slime" in answer.notice
     assert answer.results and {r.match for r in answer.results} == {"closest"}
+    kinds = [r.kind for r in answer.results]
+    assert kinds[0] in ("card", "section") and kinds == sorted(kinds, key=lambda k: k in ("error", "log"))
 
 
 def test_a_question_naming_a_flag_puts_the_flag_first(index):
