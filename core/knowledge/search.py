@@ -31,7 +31,7 @@ from core.knowledge.errors import (
 )
 from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
 from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
-from core.knowledge.snippets import answer_sentence, lead
+from core.knowledge.snippets import answer_sentence
 from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
 from core.pins import SLIME_SHORT
 
@@ -165,7 +165,7 @@ def _card_docs(cards: tuple[Card, ...]) -> list[_Doc]:
         for heading, text in card_sections(card):
             cite = _CITE_RE.search(text)
             docs.append(_Doc(kind="section", id=f"{card.id}#{_slug(heading)}", title=f"{card.title}: {heading}",
-                             summary=_short(lead(text)),
+                             summary=_short(re.sub(r"[`*_#>|]", "", text)),
                              source=cite.group(0) if cite else card.sources[0], names=heading, body=text))
     return docs
 
