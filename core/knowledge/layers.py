@@ -74,7 +74,6 @@ SGLANG = LayerSpec(
            "sglang/srt/model_executor/pool_configurator.py", "sglang/srt/model_executor/cuda_graph_runner.py",
            "sglang/srt/utils/common.py", "sglang/srt/utils/hf_transformers_utils.py"),
 )
-LAYERS = {"megatron": MEGATRON, "sglang": SGLANG}
 
 
 def layer_of(entry: ErrorEntry) -> str:
