@@ -100,7 +100,7 @@ def render_text(index, answer, query: str = "") -> str:  # noqa: ANN001 (types i
             entry = index.error(r.id) if kind in ("error", "log") else None
             if entry is not None and kind == "log":
                 lines.append(f"      {explain(index, entry).meaning}")
-            elif entry is not None:
+            elif entry is not None and r.match in ("exact", "likely"):  # a closest candidate gets no more
                 found = how.get(entry.id)
                 if found is not None:
                     line = f"your traceback's line ({found.frame})" if found.frame and found.how != "traceback-code" \

@@ -418,9 +418,10 @@ class SearchIndex:
             what = f"{final.type + ': ' if final and final.type else ''}{final.message if final else ''}".strip()
             raised_by = (f" The traceback's innermost frames are in {layer}, so it is raised there, not by slime, "
                          "Megatron-LM or SGLang." if layer and layer not in LAYER_TITLES and layer != "python" else "")
-            closest = "; closest: " + " · ".join(_short(r.title, 90) for r in results[:3]) if results else ""
+            closest = ("; closest: " + " · ".join(f"'{_short(r.title, 90)}'" for r in results[:3])
+                       + " (shown as closest, not as the answer)") if results else ""
             notice = (f"No message of slime, Megatron-LM or SGLang at the pinned commits matches "
-                      f"\"{_short(what, 160)}\"{closest}. These are shown as closest, not as the answer.{raised_by}")
+                      f"\"{_short(what, 160)}\"{closest}.{raised_by}")
         return Answer(results=results, pasted_error=True, error_type=final.type if final else None,
                       error_message=final.message if final else None,
                       layer=LAYER_TITLES.get(layer, layer) if layer else None, found=found, notice=notice)
