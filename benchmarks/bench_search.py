@@ -2,9 +2,11 @@
 
     python benchmarks/bench_search.py [--builds 3] [--rounds 1] [--real-problems]
 
-The build is timed after the imports, from files on disk (cards parsed, catalogs loaded, FTS5 filled); the
-queries mix flags in three spellings, flags with typos, rule codes, plain words, pasted error lines and
-tracebacks. Targets: the index builds in under 2 s, a query answers in under 20 ms (median and p95).
+The build is timed after the imports, from files on disk (cards parsed, catalogs and the message indexes of
+slime, Megatron-LM, SGLang and slime's log lines loaded, FTS5 filled); the queries mix flags in three
+spellings, flags with typos, rule codes, plain words, questions naming a flag, pasted error lines of every
+layer, log lines, and tracebacks with Ray's per-run noise. Targets: the index builds in under 2 s, a query
+answers in under 20 ms (median and p95).
 `--real-problems` also times the inputs of tests/real_problems.yaml (symptoms in words, runtime messages,
 other frameworks' terms, pasted tracebacks) separately.
 """
@@ -26,6 +28,8 @@ from core.knowledge import search as search_module  # noqa: E402
 from core.knowledge.cards import CARDS_DIR  # noqa: E402
 from core.knowledge.errors import _load as load_errors_file  # noqa: E402
 from core.knowledge.flags import _load as load_reference_file  # noqa: E402
+from core.knowledge.layers import _all as load_all_layers  # noqa: E402
+from core.knowledge.layers import layer_of  # noqa: E402
 from core.knowledge.tables import _read as load_table_file  # noqa: E402
 from core.launch import catalog as catalog_module  # noqa: E402
 
@@ -45,12 +49,20 @@ def queries() -> list[str]:
     out += ["batch size", "colocate", "async training", "checkpoint conversion torch_dist", "reward model",
             "multi turn agent tool calls", "learning rate warmup", "kl loss", "fp8", "dynamic batch",
             "how do I resume from a checkpoint", "gpu placement", "temperature", "qwen3-4B", "glm4",
-            "eval interval", "wandb", "tensorboard", "chat template", "context parallel", "sglang router policy",
-            "speculative decoding", "partial rollout", "offload optimizer", "custom generate function"]
-    errors = [e for e in index.errors.entries if len(e.fixed_words) > 25][::25][:15]
-    out += [f"{e.exception}: {e.template.replace('{', '').replace('}', '')}" for e in errors[:10]]
-    out += [(f'Traceback (most recent call last):\n  File "/root/slime/{e.path}", line {e.line}, in {e.function}\n'
-             f"{e.exception}: something\n") for e in errors[10:15]]
+            "what does --rollout-batch-size mean", "how do I set global_batch_size", "reward is always zero",
+            "training hangs at the first rollout", "custom generate function"]
+    entries = [e for e in index.errors.entries if len(e.fixed_words) > 25]
+    by_layer = {layer: [e for e in entries if layer_of(e) == layer and e.kind != "log"][::40][:5]
+                for layer in ("slime", "megatron", "sglang")}
+    logs = [e for e in entries if e.kind == "log"][::40][:3]
+    for errors in by_layer.values():
+        out += [f"{e.exception}: {e.template.replace('{', '').replace('}', '')}" for e in errors[:3]]
+        out += [(f"(MegatronTrainRayActor pid=4242, ip=10.0.0.1) Traceback (most recent call last):\n"
+                 f'(MegatronTrainRayActor pid=4242, ip=10.0.0.1)   File "/root/x/{e.path}", line {e.line}, in f\n'
+                 f"(MegatronTrainRayActor pid=4242, ip=10.0.0.1) {e.exception}: something\n") for e in errors[3:5]]
+    out += [f"[2026-01-01 10:00:00] INFO {e.template}" for e in logs]
+    out += ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+            "KeyError: 'model.layers.0.self_attn.q_proj.weight'"]
     return out[:100]
 
 
@@ -64,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     builds = []
     for _ in range(args.builds):
         for cached in (search_module._index_for, catalog_module._load_cached, load_errors_file, load_reference_file,
-                       load_table_file):
+                       load_all_layers, load_table_file):
             cached.cache_clear()
         search_module._STAMPS.clear()
         gc.collect()
@@ -78,17 +90,20 @@ def main(argv: list[str] | None = None) -> int:
 
     qs = queries()
     index.search(qs[0])  # the first query pays nothing extra, but keep caches warm for a fair median
-    timings = []
+    timings, cpu = [], []
     for _ in range(args.rounds):
         for q in qs:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             index.search(q, limit=10)
             timings.append((time.perf_counter() - start) * 1000)
+            cpu.append((time.process_time() - start_cpu) * 1000)
     timings.sort()
+    cpu.sort()
     median = statistics.median(timings)
     p95 = timings[max(0, int(len(timings) * 0.95) - 1)]
     print(f"{len(qs)} queries x {args.rounds}: median {median:.2f} ms, p95 {p95:.2f} ms, max {timings[-1]:.2f} ms "
-          f"(target < {QUERY_TARGET_MS:.0f} ms)")
+          f"(target < {QUERY_TARGET_MS:.0f} ms); CPU time per query (what load does not change): median "
+          f"{statistics.median(cpu):.2f} ms, p95 {cpu[max(0, int(len(cpu) * 0.95) - 1)]:.2f} ms")
     ok = statistics.median(builds) < BUILD_TARGET_S and p95 < QUERY_TARGET_MS
     if args.real_problems:
         import yaml

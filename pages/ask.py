@@ -1,6 +1,7 @@
-"""Ask: one search over cards, flags, rules, slime's error messages, model scripts, runtime messages of the
-layers under slime, other frameworks' words and known bugs. A pasted error line or traceback finds the place
-in slime it comes from. Everything pasted is shown as plain text, never run."""
+"""Ask: one search over cards, flags, rules, the error messages of slime, Megatron-LM and SGLang, slime's log
+lines, model scripts, runtime messages of the layers under slime, other frameworks' words and known bugs. A
+pasted error line or traceback finds the place it comes from, or says plainly that nothing indexed matches.
+Everything pasted is shown as plain text, never run."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import streamlit as st
 from core.knowledge.bugs import checkout_has_fix
 from core.knowledge.errors import MAX_PASTE_CHARS, checkout_error_index, match_error, slime_frames
 from core.knowledge.runtime import LAYER_TITLES
-from core.knowledge.search import KIND_TITLES, KINDS, Result, explain, get_index, grouped
+from core.knowledge.search import KIND_TITLES, KINDS, MATCH_TITLES, Result, explain, get_index, grouped
 from core.knowledge.tables import bugs, runtime_messages, terms
 from core.pins import SLIME_SHORT, slime_source
 from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
@@ -38,7 +39,8 @@ if not query.strip():
 
 with st.spinner("Searching"):
     index = get_index()
-    results = index.search(query, limit=RESULTS, kinds=set(kinds) or None)
+    answer = index.ask(query, limit=RESULTS, kinds=set(kinds) or None)
+    results = answer.results
 
 checkout = st.session_state.get(CHECKOUT_KEY)
 if checkout and (not kinds or "error" in kinds):
@@ -59,6 +61,11 @@ if not results:
     st.stop()
 
 exact = {m.entry.id: m for m in match_error(query, index.errors, limit=10)}
+if answer.pasted_error and answer.error_message is not None:
+    st.caption(plain(f"Read from your paste: {answer.read_as}" + (f" (raised in {answer.layer})" if answer.layer
+                                                                   else "")))
+if answer.notice:
+    st.warning(plain(answer.notice), icon=":material/search_off:")
 frames = slime_frames(query)[:3]
 if frames:
     st.caption(f"Your traceback passes through slime at (innermost first; lines as at slime {SLIME_SHORT}): "
@@ -71,15 +78,29 @@ def show_error(result: Result, first: bool) -> None:
     if entry is None:
         return
     why = explain(index, entry)
-    with st.expander(plain(result.title), expanded=first):
+    with st.expander(f"{MATCH_TITLES[result.match]}: {plain(result.title)}", expanded=first):
         found = exact.get(entry.id)
-        if found is not None and found.how == "traceback-line":
-            st.success(plain(f"Your traceback points at this line: {found.frame}"), icon=":material/my_location:")
+        if found is not None and found.how in ("traceback-line", "traceback-code") and not entry.template:
+            st.success(plain(f"Your traceback stops at this assert ({found.frame}), which has no message: the "
+                             "condition below is what failed."), icon=":material/my_location:")
+        elif found is not None and found.how == "traceback-code":
+            st.info(plain(f"Your traceback shows this assert ({found.frame}) at another line: another version. Its "
+                          "message differs."), icon=":material/my_location:")
+        elif found is not None and found.how == "traceback-line":
+            st.info(plain(f"Your traceback points at this line ({found.frame}), but its message differs: "
+                          "another version, or a message built at run time."), icon=":material/my_location:")
+        elif found is not None and found.how == "words":
+            st.info("Your message has most of this one's distinctive words, worded a little differently "
+                    "(another version?).", icon=":material/my_location:")
         elif found is not None:
-            st.success("Your message has every fixed word of this one, in order.", icon=":material/my_location:")
+            which = "an earlier exception of your traceback's chain" if found.how == "chain-message" else \
+                "your final exception"
+            st.success(plain(f"The message of {which} has every fixed word of this one, in order"
+                             + (f"; your traceback also points at this line ({found.frame})." if found.frame
+                                else ".")), icon=":material/my_location:")
         st.markdown("**What it means:** " + plain(why.meaning))
         st.markdown("**What to do:** " + plain(why.fix))
-        st.caption(f"Message as written in slime: {plain(entry.template)}")
+        st.caption(f"Message as written in the source: {plain(entry.template)}")
         st.caption(f"Source: {cited(entry.source)} · {entry.kind} in {plain(entry.function)}")
         for code, title in why.rules:
             target = "pages/check_data.py" if code.startswith("DATA") else "pages/check_args.py"
@@ -153,13 +174,13 @@ def show_result(result: Result) -> None:
         st.page_link("pages/model_checkpoint.py", label=plain(result.title), icon=":material/memory:")
     else:
         st.markdown(f"**{plain(result.title)}**")
-    st.caption(f"{plain(result.snippet)}  \nSource: {cited(result.source)}")
+    st.caption(f"{MATCH_TITLES[result.match]} · {plain(result.snippet)}  \nSource: {cited(result.source)}")
 
 
 for kind, items in grouped(results).items():
     st.subheader(KIND_TITLES[kind])
     for i, result in enumerate(items):
-        if kind == "error":
+        if kind in ("error", "log"):
             show_error(result, first=i == 0)
         elif kind == "runtime":
             show_runtime(result, first=i == 0)

@@ -127,6 +127,6 @@ if cards:
         st.page_link("pages/knowledge.py", label=plain(card.title), icon=":material/menu_book:",
                      query_params={"card": card.id})
 if messages:
-    with st.expander(f"slime's messages that check it ({len(messages)})"):
+    with st.expander(f"Error messages that check it ({len(messages)})"):
         for entry in messages:
             st.markdown(f"{plain(entry.exception)}: {plain(entry.template)}  \n{cited(entry.source)}")

@@ -166,6 +166,17 @@ RULE_CASES = [
     (sglang.sglang_deployment_exclusive, ["--prefill-num-servers", "1", "--sglang-config", "c.yaml"], ["SGL003"]),
     (megatron.world_size_divisible, ["--actor-num-gpus-per-node", "6", "--tensor-model-parallel-size", "4"], ["MEG001"]),
     (megatron.world_size_divisible, ["--actor-num-gpus-per-node", "8", "--tensor-model-parallel-size", "4"], []),
+    (megatron.expert_grid_divides_world, ["--actor-num-gpus-per-node", "6", "--expert-model-parallel-size", "4"],
+     ["MEG013"]),
+    (megatron.expert_grid_divides_world, ["--actor-num-gpus-per-node", "8", "--expert-model-parallel-size", "4",
+                                          "--tensor-model-parallel-size", "2"], []),
+    (megatron.expert_grid_divides_world, ["--actor-num-gpus-per-node", "8", "--expert-model-parallel-size", "8",
+                                          "--tensor-model-parallel-size", "2"], ["MEG013"]),  # ETP defaults to TP
+    (megatron.expert_grid_divides_world, ["--actor-num-gpus-per-node", "8", "--expert-model-parallel-size", "8",
+                                          "--tensor-model-parallel-size", "2", "--expert-tensor-parallel-size", "1"],
+     []),
+    (megatron.expert_grid_divides_world, ["--actor-num-gpus-per-node", "6", "--expert-model-parallel-size", "4",
+                                          "--debug-rollout-only"], []),
     (megatron.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2"], ["MEG002"]),
     (megatron.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2",
                                  "--decoder-last-pipeline-num-layers", "23"], []),
@@ -556,3 +567,48 @@ def test_gpu_limit_is_the_profile_limit():
     assert CheckOptions(gpus=MAX_GPUS).gpus == MAX_GPUS
     with pytest.raises(ValidationError):
         CheckOptions(gpus=MAX_GPUS + 1)
+
+
+# -- issue 18: Megatron's parallel state and multi-node placement --------------------------------------
+def test_parallel_grid_findings_name_the_product_the_gpus_and_the_fix():
+    [tp] = list(megatron.world_size_divisible(rule_context(["--actor-num-gpus-per-node", "6",
+                                                            "--tensor-model-parallel-size", "4"], CheckOptions())))
+    assert "The training world is 6 GPUs" in tp.message and "= 4" in tp.message
+    assert tp.fix.startswith("train on a multiple of 4 GPUs (4 or 8,") and "one of 1, 2, 3, 6" in tp.fix
+    [ep] = list(megatron.expert_grid_divides_world(rule_context(
+        ["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "6", "--expert-model-parallel-size", "8"],
+        CheckOptions())))
+    assert "12 GPUs" in ep.message and "EP 8 x ETP 1" in ep.message and "= 8" in ep.message
+    assert "(the TP size: --expert-tensor-parallel-size is not given)" in ep.message
+    assert ep.source == "megatron/core/parallel_state.py:794@1dcf0daf" and "8 or 16" in ep.fix
+
+
+@pytest.mark.parametrize(("args", "expected", "severity", "text"), [
+    # two 4-GPU nodes, slime still assumes 8 per node: engine GPU ids run past GPU 3
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--colocate"], ["GPU004"], "error", "up to 7"),
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "8"], ["GPU004"], "error",
+     "up to 7"),
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--colocate", "--num-gpus-per-node", "4"], [],
+     None, ""),
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "16", "--colocate"], ["GPU004"], "warning",
+     "GPUs 8 to 15 get none"),
+    (["--actor-num-gpus-per-node", "4", "--colocate"], [], None, ""),  # one node: ids stay below 4
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--rollout-external-engine-addrs", "h:1"], [],
+     None, ""),
+], ids=str)
+def test_num_gpus_per_node_against_the_gpus_a_node_has(args, expected, severity, text):
+    found = list(layout.gpus_per_node_match(rule_context(args, CheckOptions())))
+    assert codes(found) == expected
+    if found:
+        assert found[0].severity.value == severity and text in found[0].message
+        assert "(its default)" in found[0].message and found[0].fix.startswith("add --num-gpus-per-node")
+
+
+@pytest.mark.skipif(not (SLIME_SRC / "scripts" / "run-glm4.7-30B-A3B.sh").is_file(), reason="needs slime's scripts")
+def test_the_expert_grid_rule_catches_the_script_of_slime_issue_1818():
+    """THUDM/slime#1818: run-glm4.7-30B-A3B.sh at the pin sets PP 2 x EP 8 on one 8-GPU node, and Megatron's
+    parallel state raises `world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)`
+    once the training actors start; the checker says so before launch."""
+    report = check_script_bytes((SLIME_SRC / "scripts" / "run-glm4.7-30B-A3B.sh").read_bytes())
+    [found] = [f for f in report.findings if f.code == "MEG013"]
+    assert "EP 8 x ETP 1 x PP 2 = 16" in found.message and "8 GPUs" in found.message

@@ -50,6 +50,7 @@ def test_asserts_and_raises_with_messages_are_indexed_with_template_condition_fu
     got = [(e.kind, e.exception, e.template, e.condition, e.function, e.line) for e in entries]
     assert got == [
         ("assert", "AssertionError", "n must be positive, got {args.n}", "args.n > 0", "check", 5),
+        ("assert", "AssertionError", "", "args.m", "check", 6),  # a bare assert: found by a traceback's frame
         ("raise", "ValueError", "unknown mode {args.mode}; choose a or b", "args.mode not in ('a', 'b')",
          "check", 8),
         ("raise", "NotImplementedError", "mode {args.mode} is not ready", "not (args.mode not in ('a', 'b'))",
@@ -118,10 +119,13 @@ def test_committed_index_covers_slime_at_the_pin():
 
 
 def test_rule_table_names_real_messages_and_real_rules():
-    index = load_error_index()
+    from core.knowledge.layers import load_all_messages
+
+    index = load_all_messages()
     for link in load_rule_links():
-        hits = [e for e in index.entries if e.path == link.path and link.contains in e.template]
+        hits = [e for e in index.entries if link in links_for(e)]
         assert hits, link
+        assert link.contains or (link.line is not None and not hits[0].template), link  # a line: bare asserts only
         for code in link.rules:
             assert code in LAUNCH_RULES or code in DATA_RULES, code
     kl = next(e for e in index.entries if e.template == "Only one of kl_coef and kl_loss_coef can be set")
@@ -146,5 +150,37 @@ def test_the_tool_writes_an_index_and_refuses_what_is_not_a_checkout(tmp_path, c
     out = tmp_path / "errors.json"
     assert tool.main([str(tmp_path), "--commit", "abcdef12", "--out", str(out)]) == 0
     assert load_error_index(out).entries[0].source == "slime/a.py:5@abcdef12"
-    assert "5 messages (1 asserts, 4 raises)" in capsys.readouterr().out
+    assert "6 entries (2 asserts, 1 of them without a message; 4 raises)" in capsys.readouterr().out
     assert tool.main([str(tmp_path / "nothing"), "--out", str(out)]) == 2
+
+
+def test_the_final_else_of_an_elif_chain_records_every_test_negated():
+    source = ('def pick(kind, n):\n'
+              '    if kind == "a":\n        pass\n'
+              '    elif kind == "b":\n        raise ValueError("b is retired")\n'
+              '    elif n > 3:\n        pass\n'
+              '    else:\n        raise ValueError(f"unknown kind {kind}")\n')
+    got = [(e.line, e.condition) for e in errors_in_source(source, "slime/p.py")]
+    assert got == [(5, "kind == 'b'"),
+                   (9, "not (kind == 'a') and not (kind == 'b') and not (n > 3)")]
+    index = load_error_index()
+    loss = next(e for e in index.entries if e.path == "slime/backends/megatron_utils/loss.py"
+                and e.condition and "reinforce_plus_plus_baseline" in e.condition and " and " in e.condition)
+    assert loss.condition.startswith("not (args.custom_advantage_function_path is not None) and not (")
+
+
+def test_the_template_prefilter_loses_no_match():
+    """Templates are tried only when the message holds their longest whole word: the same matches as trying
+    every template, whatever fills the holes."""
+    import re
+
+    from core.knowledge.errors import _pieces_in_order, _prepared
+    from core.knowledge.layers import load_all_messages
+
+    prepared = _prepared(load_all_messages())
+    holes = re.compile(r"\{[^{}]*\}")
+    for entry, _, _ in prepared.templates[::9]:
+        for fill in ("7", "x_y", "/a/b.py"):
+            message = " ".join(holes.sub(fill, entry.template).split())
+            brute = {k for _, k, ps in prepared.templates if _pieces_in_order(ps, message)}
+            assert {k for _, k, ps in prepared.candidates(message) if _pieces_in_order(ps, message)} == brute

@@ -171,3 +171,20 @@ def test_the_tool_writes_a_reference_for_every_catalog_flag(tmp_path, capsys):
     assert set(reference.flags) == {f.primary for f in load_catalog().flags} and reference.scripts_read == 1
     assert reference.flags["--lr"].usage.values == {"1e-6": 1}
     assert "set by at least one of 1 launch scripts" in capsys.readouterr().out
+
+
+def test_sglang_fields_declared_with_arg_metadata_have_their_help():
+    """SGLang declares most server flags as `A[T, "help"]`, about a hundred as `A[T, Arg(help=...)]`: both
+    forms give the flag its help text (only the ones SGLang hides from --help have none)."""
+    from core.knowledge.flags import _FileFacts
+
+    facts = _FileFacts('class S:\n    a: A[int, Arg(help="Tensor size.", aliases=["-a"])] = 1\n'
+                       '    b: A[int, "Plain help."] = 2\n    c: A[int, Arg(choices=[1])] = 3\n')
+    assert [facts.by_line[n][0] for n in (2, 3, 4)] == ["Tensor size.", "Plain help.", None]
+    reference = load_flag_reference()
+    sglang = [f for f in load_catalog().flags if f.owner == "sglang" and "server_args.py" in (f.source or "")]
+    assert len(sglang) > 400
+    hidden = {"--sglang-forward-pass-metrics-ipc-name", "--sglang-forward-pass-metrics-worker-id",
+              "--sglang-speculative-dflash-draft-window-size"}  # help=argparse.SUPPRESS upstream
+    assert {f.primary for f in sglang if not reference.flags[f.primary].help} == hidden
+    assert reference.flags["--sglang-attention-backend"].help == "Choose the kernels for attention layers."

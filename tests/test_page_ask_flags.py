@@ -30,13 +30,43 @@ def test_ask_page_finds_a_pasted_traceback_and_explains_it_inert(app_env, make_a
     at.run()
     assert not at.exception
     assert at.text_area(key="ask_query").value.startswith("Traceback")
-    assert [s.value for s in at.subheader][0] == "slime error messages"
-    assert at.expander[0].label.replace("\\", "") == "AssertionError: Only one of kl_coef and kl_loss_coef can be set"
+    assert [s.value for s in at.subheader][0] == "Error messages (slime, Megatron-LM, SGLang)"
+    assert at.expander[0].label.replace("\\", "") == ("matches: AssertionError: Only one of kl_coef and kl_loss_coef "
+                                                     "can be set")
     text = flat(at)
-    assert "Your traceback points at this line: /root/slime/slime/utils/arguments.py, line 1846" in text
+    assert ("The message of your final exception has every fixed word of this one, in order; your traceback also "
+            "points at this line (/root/slime/slime/utils/arguments.py, line 1846).") in text
+    assert "Read from your paste: AssertionError: Only one of kl_coef" in text and "(raised in slime)" in text
     assert "passes through slime at" in text and "slime/utils/arguments.py:1846@624b824a" in text
     assert "slime_validate_args" in text and "SLIME003" in text and "slime/utils/arguments.py:1846@624b824a" in text
     assert not any(ACTIVE.search(t) for t in rendered(at))
+
+
+def test_ask_page_says_plainly_when_no_indexed_message_matches(app_env, make_app):
+    at = make_app("pages/ask.py")
+    at.query_params["q"] = ('Traceback (most recent call last):\n  File "/usr/lib/python3/site-packages/torch/x.py", '
+                            "line 3, in f\ntorch.FrobnicatorError: the frobnicator <b>refused</b> to spin twice")
+    at.run()  # (a CUDA out-of-memory error is answered by the runtime-message table, so it is not the example)
+    assert not at.exception
+    warning = at.warning[0].value.replace("\\", "")
+    assert warning.startswith("No message of slime, Megatron-LM or SGLang at the pinned commits matches")
+    assert "shown as closest, not as the answer" in warning and "raised there, not by slime" in warning
+    labels = [e.label for e in at.expander] + [c.value for c in at.caption]
+    assert any(label.startswith("closest, not a match") for label in labels)
+    assert not any(ACTIVE.search(t) for t in rendered(at))
+
+
+def test_ask_page_says_a_normal_log_line_is_normal(app_env, make_app):
+    at = make_app("pages/ask.py")
+    at.query_params["q"] = ("(RolloutManager pid=42, ip=10.0.0.2) [2026-01-01 10:00:00] INFO arguments.py:1942 - "
+                            "Ignoring --offload-train because --release-train releases train actors instead.")
+    at.run()
+    assert not at.exception
+    assert at.subheader[0].value == "slime log lines"
+    assert at.expander[0].label.replace("\\", "").startswith("matches: info line: Ignoring --offload-train")
+    text = flat(at)
+    assert "Normal: slime prints this info line in slime_validate_args" in text and "Nothing to fix" in text
+    assert "10.0.0.2" not in " ".join(c.value for c in at.caption if c.value.startswith("Read from"))
 
 
 def test_ask_page_typed_query_groups_results_and_links_flags(app_env, make_app):
@@ -70,7 +100,7 @@ def test_flag_reference_opens_a_linked_flag_with_everything_the_source_says(app_
     assert counts == sorted(counts, reverse=True)  # most used first
     links = [e.proto for e in at.get("page_link") if e.proto.page == "knowledge"]
     assert any(link.query_string == "card=batch-size" for link in links)
-    assert any("slime's messages that check it" in e.label for e in at.expander)
+    assert any("Error messages that check it" in e.label for e in at.expander)
     assert "slime/utils/arguments.py:1974@624b824a" in flat(at)
 
 

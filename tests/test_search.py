@@ -171,9 +171,10 @@ def test_a_new_card_is_picked_up_without_a_restart(tmp_path, monkeypatch):
 def test_ask_json_contract(capsys):
     assert cli_main(["ask", "--rollout-batch-size", "--limit", "3", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"results"} and 1 <= len(out["results"]) <= 3
+    assert set(out) == {"results", "found", "notice", "error"} and 1 <= len(out["results"]) <= 3
+    assert (out["found"], out["notice"], out["error"]) == (True, None, None)  # not a pasted error
     first = out["results"][0]
-    assert set(first) == {"kind", "id", "title", "snippet", "source"}
+    assert set(first) == {"kind", "id", "title", "snippet", "source", "match"} and first["match"] == "exact"
     assert (first["kind"], first["id"], first["source"]) == ("flag", "--rollout-batch-size",
                                                              "slime/utils/arguments.py:690@624b824a")
 
@@ -199,7 +200,9 @@ def test_ask_reads_a_traceback_from_stdin():
     text = subprocess.run([sys.executable, "-m", "core", "ask", "-"], input=traceback, capture_output=True,
                           text=True, cwd=ROOT, timeout=120).stdout
     assert "caught before launch by SLIME003" in text
-    assert "matched: your traceback's line (/x/slime/utils/arguments.py, line 1846)" in text
+    assert "[matches] AssertionError: Only one of kl_coef and kl_loss_coef can be set" in text
+    assert ("matched: every fixed word of the final exception's message, in order and your traceback's line "
+            "(/x/slime/utils/arguments.py, line 1846)") in text
 
 
 def test_ask_imports_nothing_heavy():

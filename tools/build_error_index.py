@@ -1,5 +1,5 @@
-"""Write knowledge/catalog/errors.json: every assert with a message and every raise with a literal or
-f-string message in a slime checkout, read with `ast` (nothing is imported or run).
+"""Write knowledge/catalog/errors.json: every assert (with its message, or none) and every raise with a
+literal or f-string message in a slime checkout, read with `ast` (nothing is imported or run).
 
     python tools/build_error_index.py /work/src/slime            # the pinned checkout
     python tools/build_error_index.py SLIME_DIR --commit abc1234 --out errors.json
@@ -45,8 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     index = build_error_index(args.slime, commit)
     args.out.write_bytes(index_to_json(index))
     asserts = sum(e.kind == "assert" for e in index.entries)
-    print(f"{len(index.entries)} messages ({asserts} asserts, {len(index.entries) - asserts} raises) from "
-          f"{index.files} files -> {args.out}")
+    bare = sum(e.kind == "assert" and not e.template for e in index.entries)
+    print(f"{len(index.entries)} entries ({asserts} asserts, {bare} of them without a message; "
+          f"{len(index.entries) - asserts} raises) from {index.files} files -> {args.out}")
     return 0
 
 

@@ -1,8 +1,8 @@
-"""`slime-assistant ask QUERY`: one search over cards, flags, rules, slime's error messages, model scripts,
-runtime messages of the layers under slime, other frameworks' words and known bugs, best first (exit 0 with
-results, 1 with none, 2 on usage errors). QUERY `-` reads a pasted error or traceback from stdin; it is only
-searched, never run. `--slime-checkout DIR` also says, for each known bug shown, whether that checkout has the
-fix (read from its code, never from git)."""
+"""`slime-assistant ask QUERY`: one search over cards, flags, rules, error messages of slime, Megatron-LM and
+SGLang, slime's log lines, model scripts, runtime messages of the layers under slime, other frameworks' words
+and known bugs, best first (exit 0 with results, 1 with none, 2 on usage errors). QUERY `-` reads a pasted
+error or traceback from stdin; it is only searched, never run. `--slime-checkout DIR` also says, for each
+known bug shown, whether that checkout has the fix (read from its code, never from git)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from pathlib import Path
 EXIT_FOUND, EXIT_NONE, EXIT_USAGE = 0, 1, 2
 MAX_LIMIT = 200
 MAX_STDIN_CHARS = 200_000
-KIND_CHOICES = ("card", "section", "flag", "rule", "error", "model_script", "runtime", "term", "bug")
+KIND_CHOICES = ("card", "section", "flag", "rule", "error", "log", "model_script", "runtime", "term", "bug")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "ask", allow_abbrev=False,
-        help="search cards, flags, rules, slime's error messages and model scripts",
+        help="search cards, flags, rules, error messages of slime/Megatron-LM/SGLang, slime's log lines and "
+             "model scripts",
         description=("Search the knowledge base: a flag in any spelling (--rollout-batch-size, "
                      "rollout_batch_size, 'rollout batch size'), a rule code, an error line or a whole traceback "
                      "(pass - to read it from stdin), or plain words. Exit 0: results; 1: none; 2: usage."),
@@ -63,19 +64,26 @@ def run_ask(args: argparse.Namespace) -> int:
     from core.knowledge.search import get_index
 
     index = get_index()
-    results = index.search(query, limit=args.limit, kinds=set(args.kind) if args.kind else None)
+    answer = index.ask(query, limit=args.limit, kinds=set(args.kind) if args.kind else None)
+    results = answer.results
     if args.output_format == "json":
-        out = [r.public() for r in results]
+        out = answer.public()
         if checkout is not None:
             fixes = bug_fix_status(results, checkout)
-            for item in out:
+            for item in out["results"]:
                 if item["id"] in fixes and item["kind"] == "bug":
                     item["checkout_has_fix"] = fixes[item["id"]][0]
-        print(json.dumps({"results": out}, indent=2, ensure_ascii=False))
+        print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        print(render_text(index, results, query, checkout) if results else "Nothing found. Try a flag name, a rule "
+        print(render_text(index, answer, query, checkout) if results else "Nothing found. Try a flag name, a rule "
               "code or fewer words.")
     return EXIT_FOUND if results else EXIT_NONE
+
+
+HOW = {"message": "every fixed word of the final exception's message, in order",
+       "chain-message": "every fixed word of an earlier exception in your traceback's chain, in order",
+       "words": "most of the message's distinctive words (worded a little differently)",
+       "traceback-code": "the assert your traceback shows, in the same file"}
 
 
 def bug_fix_status(results, checkout: Path) -> dict[str, tuple[bool | None, str]]:  # noqa: ANN001
@@ -128,32 +136,46 @@ def _table_lines(kind: str, key: str, checkout: Path | None, fixes: dict) -> lis
     return lines
 
 
-def render_text(index, results, query: str = "", checkout: Path | None = None) -> str:  # noqa: ANN001
-    """Results grouped by kind, kinds in the order of their best result; errors with how they matched the
-    pasted text and what catches them; runtime messages with their causes, known bugs with their fix and,
-    given a checkout, whether it has the fix."""
+def render_text(index, answer, query: str = "", checkout: Path | None = None) -> str:  # noqa: ANN001
+    """What was read from a pasted error, then the results grouped by kind (kinds in the order of their best
+    result), each with how sure it is; errors with how they matched the pasted text and what catches them;
+    runtime messages with their causes, known bugs with their fix and, given a checkout, whether it has it."""
     from core.knowledge.errors import match_error
-    from core.knowledge.search import KIND_TITLES, grouped
+    from core.knowledge.search import KIND_TITLES, MATCH_TITLES, explain, grouped
 
+    if isinstance(answer, list):  # a plain list of results (no paste read)
+        from core.knowledge.search import Answer
+
+        answer = Answer(results=answer)
     how = {m.entry.id: m for m in match_error(query, index.errors, limit=10)} if query else {}
-    fixes = bug_fix_status(results, checkout) if checkout is not None else {}
+    fixes = bug_fix_status(answer.results, checkout) if checkout is not None else {}
     lines: list[str] = []
-    for kind, items in grouped(results).items():
+    if answer.pasted_error and answer.error_message is not None:
+        lines.append(f"Read from your paste: {answer.read_as}" + (f"  (raised in {answer.layer})" if answer.layer
+                                                                     else ""))
+    if answer.notice:
+        lines.append(answer.notice)
+    if lines:
+        lines.append("")
+    for kind, items in grouped(answer.results).items():
         lines.append(f"{KIND_TITLES[kind]}:")
         for r in items:
-            lines.append(f"  {r.title}" + (f"  [{r.id}]" if r.id not in r.title else ""))
+            lines.append(f"  [{MATCH_TITLES[r.match]}] {r.title}" + (f"  [{r.id}]" if r.id not in r.title else ""))
             if r.snippet:
                 lines.append(f"      {r.snippet}")
             lines.append(f"      source: {r.source}")
             if kind in ("runtime", "term", "bug"):
                 lines += _table_lines(kind, r.id, checkout, fixes)
-            entry = index.error(r.id) if kind == "error" else None
-            if entry is not None:
+            entry = index.error(r.id) if kind in ("error", "log") else None
+            if entry is not None and kind == "log":
+                lines.append(f"      {explain(index, entry).meaning}")
+            elif entry is not None and r.match in ("exact", "likely"):  # a closest candidate gets no more
                 found = how.get(entry.id)
                 if found is not None:
-                    lines.append("      matched: " + (f"your traceback's line ({found.frame})"
-                                                      if found.how == "traceback-line"
-                                                      else "every fixed word of the message, in order"))
+                    line = f"your traceback's line ({found.frame})" if found.frame and found.how != "traceback-code" \
+                        else f"at {found.frame}" if found.frame else ""
+                    text = HOW.get(found.how, "")
+                    lines.append("      matched: " + " and ".join(x for x in (text, line) if x))
                 if entry.condition:
                     lines.append(f"      {'stops unless' if entry.kind == 'assert' else 'raised when'}: "
                                  f"{entry.condition}")

@@ -1,5 +1,6 @@
-"""slime's error messages: every `assert` with a message and every `raise` of a literal or f-string message,
-read from the source with `ast` (never imported or run), and matched against what a user pastes.
+"""slime's error messages: every `assert` (with its message, or none) and every `raise` of a literal or
+f-string message, read from the source with `ast` (never imported or run), and matched against what a user
+pastes.
 
 The index (knowledge/catalog/errors.json, written by tools/build_error_index.py at the pinned commit) keeps
 per message its template (f-string holes shown as `{expression}`), the condition that fails, the function,
@@ -18,7 +19,11 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel, Field
 
-from core.pins import SLIME_SHORT
+from core.knowledge.traceback import (
+    MAX_PASTE_CHARS as MAX_PASTE_CHARS,  # re-exported: the pages import it here
+)
+from core.knowledge.traceback import RaisedError, ReadPaste, read_paste
+from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parents[2] / "knowledge"
 ERRORS_PATH = KNOWLEDGE_DIR / "catalog" / "errors.json"
@@ -29,22 +34,22 @@ SOURCE_DIRS = ("slime", "slime_plugins", "tools", "examples")
 TOP_LEVEL_FILES = ("train.py", "train_async.py")
 MAX_FILES = 2000
 MAX_FILE_BYTES = 2_000_000
-MAX_PASTE_CHARS = 200_000
 HOLE = "{…}"
 
 
 class ErrorEntry(BaseModel):
     """One assert or raise in slime with a message a user would see."""
 
-    kind: str = Field(description="assert | raise")
+    kind: str = Field(description="assert | raise | log (a log line: `exception` holds its level)")
     exception: str = Field(description="AssertionError, or the raised class as written")
-    template: str = Field(description="the message, f-string holes as {expression}")
+    template: str = Field(description="the message, f-string holes as {expression}; empty for a bare assert")
     condition: str | None = Field(default=None, description="the assert's test, or the if-test guarding the raise")
     function: str = Field(description="qualified name of the enclosing function, or <module>")
     path: str
     line: int
     end_line: int
     commit: str = SLIME_SHORT
+    normal: bool | None = Field(default=None, description="for a log line: whether a healthy run prints it")
 
     @property
     def id(self) -> str:
@@ -70,7 +75,8 @@ class RuleLink(BaseModel):
     """A hand-made link from a message in slime to the rules that catch the same condition before launch."""
 
     path: str
-    contains: str = Field(description="a piece of the message template that identifies it")
+    contains: str = Field(default="", description="a piece of the message template that identifies it")
+    line: int | None = Field(default=None, description="or the line, for an assert without a message")
     rules: list[str] = Field(default_factory=list)
     card: str | None = None
     note: str | None = None
@@ -78,8 +84,9 @@ class RuleLink(BaseModel):
 
 class ErrorMatch(BaseModel):
     entry: ErrorEntry
-    how: str = Field(description="traceback-line | message | words")
+    how: str = Field(description="message | chain-message | traceback-line | words")
     frame: str | None = Field(default=None, description="the traceback frame that pointed at it, as pasted")
+    confidence: str = Field(default="exact", description="exact | likely (see match_error)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -150,15 +157,25 @@ class _Collector(ast.NodeVisitor):
         self._visit_scope(node, node.name)
 
     def visit_If(self, node: ast.If) -> None:
-        self.visit(node.test)
-        test = _short(ast.unparse(node.test), 300)
-        self.guards.append(test)
-        for child in node.body:
-            self.visit(child)
-        self.guards[-1] = f"not ({test})"
-        for child in node.orelse:
-            self.visit(child)
-        self.guards.pop()
+        """An if/elif/.../else chain: each branch is guarded by its own test, and the final `else` by every
+        test of the chain negated (`not (a) and not (b)`), since it runs only when all of them failed."""
+        negated: list[str] = []
+        branch: ast.If | None = node
+        while branch is not None:
+            self.visit(branch.test)
+            test = _short(ast.unparse(branch.test), 300)
+            self.guards.append(test)
+            for child in branch.body:
+                self.visit(child)
+            self.guards.pop()
+            negated.append(f"not ({test})")
+            orelse = branch.orelse
+            branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
+            if branch is None and orelse:
+                self.guards.append(_short(" and ".join(negated), 600))
+                for child in orelse:
+                    self.visit(child)
+                self.guards.pop()
 
     def _add(self, node: ast.stmt, kind: str, exception: str, template: str, condition: str | None) -> None:
         self.entries.append(ErrorEntry(
@@ -167,8 +184,10 @@ class _Collector(ast.NodeVisitor):
             end_line=getattr(node, "end_lineno", None) or node.lineno, commit=self.commit))
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        template = _template(node.msg) if node.msg is not None else None
-        if template and template.strip():
+        """An assert with a message, or without one (template ""): a bare `AssertionError` in a traceback is
+        found by the frame's line or the assert's code it shows."""
+        template = _template(node.msg) if node.msg is not None else ""
+        if template is not None and (template.strip() or node.msg is None):
             self._add(node, "assert", "AssertionError", template, _short(ast.unparse(node.test), 300))
         self.generic_visit(node)
 
@@ -182,7 +201,8 @@ class _Collector(ast.NodeVisitor):
 
 
 def errors_in_source(text: str, path: str, commit: str = SLIME_SHORT) -> list[ErrorEntry]:
-    """Every assert with a message and raise with a literal or f-string message in one Python file."""
+    """Every assert (with its message, or none) and every raise with a literal or f-string message in one
+    Python file."""
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError):
@@ -240,7 +260,8 @@ def load_error_index(path: Path = ERRORS_PATH) -> ErrorIndex:
 
 @lru_cache(maxsize=1)
 def load_rule_links(path: Path = ERROR_RULES_PATH) -> tuple[RuleLink, ...]:
-    """The hand-made table linking slime's messages to our rules (knowledge/catalog/error_rules.json)."""
+    """The hand-made table linking messages of slime, Megatron-LM and SGLang to our rules
+    (knowledge/catalog/error_rules.json)."""
     try:
         raw = orjson.loads(Path(path).read_bytes())
     except (OSError, orjson.JSONDecodeError):
@@ -249,22 +270,20 @@ def load_rule_links(path: Path = ERROR_RULES_PATH) -> tuple[RuleLink, ...]:
 
 
 def links_for(entry: ErrorEntry, links: tuple[RuleLink, ...] | None = None) -> list[RuleLink]:
-    """The table rows that name this message (same file, template containing the row's text)."""
+    """The table rows that name this message (same file, and the template containing the row's text, or the
+    row's line for a bare assert)."""
     links = load_rule_links() if links is None else links
-    return [link for link in links if link.path == entry.path and link.contains in entry.template]
+    return [link for link in links if link.path == entry.path and (
+        (link.line is not None and link.line == entry.line) or (link.contains and link.contains in entry.template))]
 
 
 # --------------------------------------------------------------------------------------------------
 # Matching what a user pastes
 # --------------------------------------------------------------------------------------------------
-_FRAME_RE = re.compile(r'File "([^"\n]{1,1000})", line (\d{1,7})')
-_EXC_LINE_RE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning))\s*:\s?(.*)$")
-_RAY_PREFIX_RE = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)+")  # "(MegatronTrainRayActor pid=123) " and similar
-
-
 def traceback_frames(text: str) -> list[tuple[str, int]]:
-    """The (file, line) pairs of a pasted Python traceback, innermost last."""
-    return [(m.group(1), int(m.group(2))) for m in _FRAME_RE.finditer(text[:MAX_PASTE_CHARS])]
+    """The (file, line) pairs of a pasted Python traceback, innermost last (noise such as Ray's prefixes
+    removed first)."""
+    return [(f.path, f.line) for f in reversed(read_paste(text).frames)]
 
 
 _PACKAGES = ("slime", "slime_plugins")
@@ -294,24 +313,10 @@ def slime_frames(text: str) -> list[tuple[str, int]]:
 
 
 def error_message_of(text: str) -> str:
-    """The message part of a pasted error: the last `SomeError: message` line, else the last non-empty line."""
-    lines = [_RAY_PREFIX_RE.sub("", line).rstrip() for line in text[:MAX_PASTE_CHARS].splitlines()]
-    lines = [line for line in lines if line.strip()]
-    for line in reversed(lines):
-        m = _EXC_LINE_RE.match(line)
-        if m:
-            return m.group(1).strip()
-    return lines[-1].strip() if lines else ""
-
-
-def _repo_relative(frame_path: str, known_paths: set[str]) -> str | None:
-    """The index path a traceback's file names (the checkout may live anywhere on the user's machine)."""
-    norm = frame_path.replace("\\", "/")
-    best = None
-    for rel in known_paths:
-        if (norm == rel or norm.endswith("/" + rel)) and (best is None or len(rel) > len(best)):
-            best = rel
-    return best
+    """The message of a pasted error: the final exception's message (Ray's prefixes and other per-run noise
+    removed), else the last non-empty line."""
+    final = read_paste(text).final
+    return final.message if final else ""
 
 
 def _template_pieces(template: str) -> tuple[str, ...] | None:
@@ -331,16 +336,85 @@ def _pieces_in_order(pieces: tuple[str, ...], message: str) -> bool:
     return True
 
 
+_TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _key_word(pieces: tuple[str, ...]) -> str | None:
+    """The longest word (4+ characters) of the pieces that stands whole: not touching a piece's edge, where
+    a hole could extend it (`{name}_size`)."""
+    best = None
+    for piece in pieces:
+        for m in _TOKEN_RE.finditer(piece):
+            if m.start() == 0 or m.end() == len(piece) or len(m.group()) < 4:
+                continue
+            if best is None or len(m.group()) > len(best):
+                best = m.group()
+    return best
+
+
+_WORD_RE = re.compile(r"[a-z][a-z0-9_]{2,}")
+_COMMON = frozenset("the and for not but with this that must are can has have was were should when than you "
+                    "your use using please got set".split())
+FUZZY_MIN_WORDS, FUZZY_MIN_SHARE = 4, 0.8
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD_RE.findall(text.lower()) if w not in _COMMON)
+
+
 class _Prepared:
-    """An index made ready for matching: templates as regexes, entries by path."""
+    """An index made ready for matching: templates' fixed pieces, their distinctive words, entries by file."""
 
     def __init__(self, index: ErrorIndex) -> None:
         self.index = index
         self.templates = [(e, e.id, p) for e in index.entries if (p := _template_pieces(e.template)) is not None]
+        # A prefilter: each template under its longest whole word (one the message must hold as a token of its
+        # own); templates with no such word are always tried.
+        self.by_key_word: dict[str, list[tuple[ErrorEntry, str, tuple[str, ...]]]] = {}
+        self.unkeyed: list[tuple[ErrorEntry, str, tuple[str, ...]]] = []
+        for item in self.templates:
+            word = _key_word(item[2])
+            (self.by_key_word.setdefault(word, []) if word else self.unkeyed).append(item)
         self.by_path: dict[str, list[ErrorEntry]] = {}
+        self.by_id: dict[str, ErrorEntry] = {}
+        self.by_test: dict[tuple[str, str], list[ErrorEntry]] = {}  # (path, an assert's test) -> its entries
+        self.by_name: dict[str, list[str]] = {}  # a file's base name -> the index paths with it
+        self.words: dict[str, frozenset[str]] = {}
+        self.by_word: dict[str, list[ErrorEntry]] = {}
         for e in index.entries:
+            if e.path not in self.by_path:
+                self.by_name.setdefault(e.path.rsplit("/", 1)[-1], []).append(e.path)
             self.by_path.setdefault(e.path, []).append(e)
+            self.by_id.setdefault(e.id, e)
+            if e.kind == "assert" and e.condition:
+                self.by_test.setdefault((e.path, e.condition), []).append(e)
+            words = _words(e.fixed_words)
+            if len(words) >= FUZZY_MIN_WORDS:
+                self.words[e.id] = words
+                for w in words:
+                    self.by_word.setdefault(w, []).append(e)
         self.paths = set(self.by_path)
+        self.order = {key: n for n, (_, key, _) in enumerate(self.templates)}
+
+    def candidates(self, message: str) -> list[tuple[ErrorEntry, str, tuple[str, ...]]]:
+        """The templates that may fit a message: those keyed by a word the message holds, and the unkeyed;
+        in index order, so ties rank as without the prefilter."""
+        found = list(self.unkeyed)
+        for token in set(_TOKEN_RE.findall(message)):
+            found += self.by_key_word.get(token, ())
+        order = self.order
+        return sorted(found, key=lambda item: order[item[1]])
+
+    def repo_relative(self, frame_path: str) -> str | None:
+        """The index path a traceback's file names (the checkout may live anywhere on the user's machine;
+        SGLang's `python/` prefix is absent from an installed package)."""
+        norm = frame_path.replace("\\", "/")
+        best = None
+        for rel in self.by_name.get(norm.rsplit("/", 1)[-1], ()):
+            bare = rel.removeprefix("python/")
+            if (norm in (rel, bare) or norm.endswith("/" + bare)) and (best is None or len(rel) > len(best)):
+                best = rel
+        return best
 
 
 _PREPARED: dict[int, _Prepared] = {}
@@ -356,36 +430,156 @@ def _prepared(index: ErrorIndex) -> _Prepared:
     return cached
 
 
-def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> list[ErrorMatch]:
-    """Where in slime a pasted error comes from, best first.
+def _type_agrees(entry: ErrorEntry, raised: RaisedError) -> bool:
+    """The pasted exception class is the entry's (or none was pasted, or the entry is a log line)."""
+    pasted = raised.short_type
+    return pasted is None or entry.kind == "log" or entry.exception.rsplit(".", 1)[-1] == pasted
 
-    1. A traceback frame inside slime whose line falls on an indexed assert/raise (innermost frame first).
-    2. A message whose template's fixed pieces all appear, in order, in the pasted message.
-    The caller falls back to a word search over the templates' fixed words when neither finds anything.
+
+def _fuzzy(prepared: _Prepared, message: str, seen: set[str]) -> list[ErrorEntry]:
+    """Messages worded a little differently (another version) or pasted in part: most of the template's
+    distinctive words, at least FUZZY_MIN_WORDS of them, appear in the pasted message; or every distinctive
+    word of a pasted piece (at least three, one of them an identifier such as `rollout_data`) is in the
+    template. Best share first."""
+    counts: dict[str, int] = {}
+    entries: dict[str, ErrorEntry] = {}
+    pasted = _words(message)
+    for w in pasted:
+        for e in prepared.by_word.get(w, ()):
+            counts[e.id] = counts.get(e.id, 0) + 1
+            entries[e.id] = e
+    part = len(pasted) >= 3 and any("_" in w or any(c.isdigit() for c in w) for w in pasted)
+    scored = []
+    for key, n in counts.items():
+        share = n / len(prepared.words[key])
+        if key in seen:
+            continue
+        if n >= FUZZY_MIN_WORDS and share >= FUZZY_MIN_SHARE:
+            scored.append((-share, -n, key))
+        elif part and n == len(pasted):
+            scored.append((-share, -n, key))
+    return [entries[key] for *_, key in sorted(scored)]
+
+
+def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> list[ErrorMatch]:
+    """Where a pasted error comes from, best first, each with how sure the match is.
+
+    The paste is read as an engineer reads it (`core.knowledge.traceback.read_paste`): per-run noise
+    stripped, the final exception first, then the rest of its chain, frames innermost first. A frame
+    locates a message by its line, or by the assert it shows (the same test in the same file: line numbers
+    move between versions, the code less so).
+    exact:  the final exception's message has every fixed piece of the template, in order, its class is
+            the template's, and a frame locates it or the template is specific (`_specific`); first when a
+            frame also locates it; a bare `AssertionError` located on a bare assert; then the same for an
+            earlier exception of the chain.
+    likely: a frame locates it but the message differs (another version, or a message built at run time);
+            the message fits but the class differs or the template is generic; or the message has most of
+            the template's distinctive words (worded a little differently, or pasted in part).
+    Within a group, messages in a file (then a function) the frames name go first, then those of the layer
+    the frames point into, then the longer templates; an exact match far vaguer than the best one is only
+    likely.
     """
     index = index if index is not None else load_error_index()
-    text = (text or "")[:MAX_PASTE_CHARS]
+    read = read_paste(text or "")
     prepared = _prepared(index)
-    out: list[ErrorMatch] = []
+    located_at = _located(read, prepared)
+    scored: list[tuple[tuple, ErrorMatch]] = []
     seen: set[str] = set()
-    for frame_path, line in reversed(traceback_frames(text)):
-        rel = _repo_relative(frame_path, prepared.paths)
+    layer = read.layer
+    frame_files = {rel for f in read.frames if (rel := prepared.repo_relative(f.path))}
+    frame_functions = {f.function for f in read.frames if f.function}
+
+    def add(group: int, e: ErrorEntry, how: str, confidence: str) -> None:
+        seen.add(e.id)
+        # the same text raised in several places: the file and function the frames name decide
+        key = (group, e.path not in frame_files, e.function.rsplit(".", 1)[-1] not in frame_functions,
+               _layer_rank(e, layer), -len(e.fixed_words))
+        frame = located_at.get(e.id)
+        scored.append((key, ErrorMatch(entry=e, how=how, frame=frame[0] if frame else None, confidence=confidence)))
+
+    for k, raised in enumerate(read.messages[:4]):
+        message = " ".join(raised.message.split())
+        if not message:
+            continue
+        for e, key, pieces in prepared.candidates(message):
+            if key not in seen and _pieces_in_order(pieces, message):
+                agrees = _type_agrees(e, raised)
+                group = (0 if key in located_at else 1) if k == 0 else 2
+                sure = agrees and (key in located_at or _specific(e, pieces, message))
+                add(group if agrees else 4, e, "message" if k == 0 else "chain-message",
+                    "exact" if sure else "likely")
+    bare_final = read.final is not None and read.final.short_type == "AssertionError" and not read.final.message
+    for key, (_, how) in located_at.items():
+        if key not in seen:
+            e = prepared.by_id[key]
+            if bare_final and not e.template:
+                add(0, e, how, "exact")
+            else:
+                add(3, e, how, "likely")
+    if read.final and not any(c.confidence == "exact" for _, c in scored):
+        for e in _fuzzy(prepared, read.final.message, seen)[:limit]:
+            add(5, e, "words", "likely")
+    scored.sort(key=lambda t: t[0])
+    _demote_vaguer(scored)
+    return [m for _, m in scored[:limit]]
+
+
+def _specific(entry: ErrorEntry, pieces: tuple[str, ...], message: str) -> bool:
+    """Whether a template that fits is specific enough to call the match exact: its fixed words make up
+    half the pasted message, or it starts with fixed text and has at least three distinctive words (a
+    generic `{} is not divisible by {}` or `Unsupported {x}` fits many messages of other libraries)."""
+    if len(entry.fixed_words) >= 0.5 * len(message):
+        return True
+    starts_fixed = bool(entry.template) and entry.template.lstrip().startswith(pieces[0][:8])
+    return starts_fixed and len(_words(entry.fixed_words)) >= 3
+
+
+def _located(read: ReadPaste, prepared: _Prepared) -> dict[str, tuple[str, str]]:
+    """Entry id -> (the frame as pasted, traceback-line | traceback-code) for the entries the frames point
+    at: the frame's line inside the entry's statement, or the assert the frame shows (same file, same test)."""
+    out: dict[str, tuple[str, str]] = {}
+    for frame in read.frames:
+        rel = prepared.repo_relative(frame.path)
         if rel is None:
             continue
+        where = f"{frame.path}, line {frame.line}"
         for e in prepared.by_path[rel]:
-            if e.line <= line <= e.end_line and e.id not in seen:
-                seen.add(e.id)
-                out.append(ErrorMatch(entry=e, how="traceback-line", frame=f"{frame_path}, line {line}"))
-    message = " ".join(error_message_of(text).split())
-    if message:
-        scored = []
-        for e, key, pieces in prepared.templates:
-            if key not in seen and _pieces_in_order(pieces, message):
-                scored.append((-len(e.fixed_words), e))
-        for _, e in sorted(scored, key=lambda t: t[0]):
-            seen.add(e.id)
-            out.append(ErrorMatch(entry=e, how="message"))
-    return out[:limit]
+            if e.line <= frame.line <= e.end_line and e.id not in out:
+                out[e.id] = (where, "traceback-line")
+        test = _assert_test(frame.code) if frame.code else None
+        for e in prepared.by_test.get((rel, test), ()) if test else ():
+            out.setdefault(e.id, (where, "traceback-code"))
+    return out
+
+
+def _assert_test(code: str) -> str | None:
+    """The test of the `assert` a traceback shows, as `ast` prints it (the text is only parsed, never run);
+    a multi-line assert shows its first line only, so the part before the message is tried too."""
+    if not code.startswith("assert ") or len(code) > 300:
+        return None
+    for candidate in (code, code.split(",", 1)[0]):
+        try:
+            node = ast.parse(candidate).body[0]
+        except (SyntaxError, ValueError, IndexError, RecursionError, MemoryError):
+            continue
+        if isinstance(node, ast.Assert):
+            return _short(ast.unparse(node.test), 300)
+    return None
+
+
+def _demote_vaguer(scored: list[tuple[tuple, ErrorMatch]]) -> None:
+    """A template that fits the message but fixes far fewer of its words than the best exact match (a
+    generic `{} is not divisible by {}` beside the specific message) is only `likely`."""
+    best = max((len(m.entry.fixed_words) for key, m in scored if m.confidence == "exact" and key[0] <= 1), default=0)
+    for key, m in scored:
+        if m.confidence == "exact" and key[0] <= 1 and len(m.entry.fixed_words) < 0.6 * best:
+            m.confidence = "likely"
+
+
+def _layer_rank(entry: ErrorEntry, located: str | None) -> int:
+    """0 for the layer the traceback's frames point into, 1 for slime otherwise, 2 for the rest."""
+    layer = {MEGATRON_SHORT: "megatron", SGLANG_VERSION: "sglang"}.get(entry.commit, "slime")
+    return 0 if layer == located else 1 if layer == "slime" else 2
 
 
 CHECKOUT_COMMIT = "your-checkout"

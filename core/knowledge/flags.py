@@ -96,6 +96,14 @@ def _text_of(node: ast.AST | None) -> str | None:
     return None
 
 
+def _arg_help(node: ast.AST) -> str | None:
+    """The help of SGLang's `Arg(help=...)` metadata in an `A[T, Arg(...)]` field annotation
+    (python/sglang/srt/arg_groups/arg_utils.py@v0.5.15.post1); None for anything else."""
+    if not (isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "Arg"):
+        return None
+    return next((_text_of(k.value) for k in node.keywords if k.arg == "help"), None)
+
+
 def _clean_help(text: str | None) -> str | None:
     if not text or text == "==SUPPRESS==":
         return None
@@ -183,7 +191,7 @@ class _FileFacts:
             help_text = None
             ann = stmt.annotation
             if isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple):
-                help_text = next((t for e in ann.slice.elts[1:] if (t := _text_of(e))), None)
+                help_text = next((t for e in ann.slice.elts[1:] if (t := _text_of(e) or _arg_help(e))), None)
             if help_text is None and i + 1 < len(body) and isinstance(body[i + 1], ast.Expr):
                 help_text = _text_of(body[i + 1].value)
             group = _section_above(self.lines, stmt.lineno, cls.lineno) or cls.name

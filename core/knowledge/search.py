@@ -23,47 +23,105 @@ from pydantic import BaseModel, Field
 
 from core.knowledge.cards import CARDS_DIR, Card, parse_card, short_heading
 from core.knowledge.errors import (
-    ERRORS_PATH,
     ErrorEntry,
     ErrorIndex,
-    error_message_of,
+    ErrorMatch,
     links_for,
-    load_error_index,
     match_error,
-    traceback_frames,
 )
 from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
+from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
+from core.knowledge.snippets import answer_sentence
 from core.knowledge.tables import TABLE_PATHS, match_tables, table_docs
+from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
 from core.pins import SLIME_SHORT
 
-KINDS = ("card", "section", "flag", "rule", "error", "model_script", "runtime", "term", "bug")
+KINDS = ("card", "section", "flag", "rule", "error", "log", "model_script", "runtime", "term", "bug")
 KIND_TITLES = {"card": "Knowledge cards", "section": "Card sections", "flag": "Flags", "rule": "Our checks",
-               "error": "slime error messages", "model_script": "Model scripts",
-               "runtime": "Messages from the layers under slime", "term": "Other frameworks' words",
-               "bug": "Known bugs fixed upstream"}
-MAX_QUERY_CHARS = 20_000
+               "error": "Error messages (slime, Megatron-LM, SGLang)", "log": "slime log lines",
+               "model_script": "Model scripts", "runtime": "Messages from the layers under slime",
+               "term": "Other frameworks' words", "bug": "Known bugs fixed upstream"}
+# How sure a result is: what the UI and `ask` show beside it.
+MATCH_TITLES = {"exact": "matches", "likely": "probably", "related": "related", "closest": "closest, not a match"}
+MAX_QUERY_CHARS = 20_000  # of a question (a paste is read up to MAX_PASTE_CHARS, from its end)
 MAX_TERMS = 40
 SNIPPET_CHARS = 220
 _CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + SLIME_SHORT)
 PROSE_KINDS = frozenset({"card", "section"})
 # BM25 is multiplied by these (BM25 is negative: a larger weight ranks higher); prose and rules are what a
-# question usually wants, and raw BM25 favours the many short flag entries.
-KIND_WEIGHT = {"card": 1.5, "section": 1.3, "rule": 1.2}
+# question usually wants, and raw BM25 favours the many short flag entries; the thousands of error messages
+# and log lines of every layer are found by their text first (exact lookups), so words weigh them less.
+KIND_WEIGHT = {"card": 1.5, "section": 1.3, "rule": 1.2, "error": 0.85, "log": 0.6}
 # Left out of the any-word fallback (the all-words query keeps them): they match nearly every document.
 STOPWORDS = frozenset("a an and are be by can do does for from how i in is it of on or should the to what when "
-                      "where which why with".split())
+                      "where which why with".split()) | frozenset(  # and the filler of a question asked in words
+    "did not find have has had looked look through docs doc documentation any anyone there this that my me we "
+    "you your our slime support supports supported please thanks thank help know want wanted trying tried try "
+    "get got use using used".split())
 _CODE_RE = re.compile(r"^[A-Z]{2,8}\d{3}$")
+_FLAG_WORD_RE = re.compile(r"--[A-Za-z0-9][A-Za-z0-9\-]{1,80}|\b[a-z][a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){1,8}\b")
+
+
+# A log level followed by a separator, a leading timestamp, `[rank0]:`, or Ray's `(X pid=...)`; not the
+# `[Bug]` or `[Question]` an issue title starts with.
+_LOG_MARK_RE = re.compile(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b\s*[:\-\]]|\b(?:INFO|WARNING|ERROR) "
+                          r"(?:\d{2}:\d{2}:\d{2}\S*\s+)?\S+\.py:\d|^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:|^\s*\[rank\d|\(\w+ pid=\d+", re.M)
+
+
+def _is_pasted_error(text: str, read: ReadPaste) -> bool:
+    """A traceback, a `SomeError: message` line, or log lines (a level, a `[...]` prefix, Ray's `(X pid=...)`),
+    rather than a question, a flag or a few lines of plain words."""
+    return bool(read.frames) or read.is_traceback or bool(read.final and read.final.type) or \
+        bool(_LOG_MARK_RE.search(text[:MAX_QUERY_CHARS]))
+
+
+def _evidence(match: ErrorMatch) -> bool:
+    """Whether a message match answers the paste: exact, or likely with more than a generic template behind
+    it (a frame locating it, or most of its distinctive words)."""
+    return match.confidence == "exact" or (match.confidence == "likely" and (match.frame is not None
+                                                                           or match.how == "words"))
+
+
+def _looks_like_flag(text: str, terms: list[str]) -> bool:
+    return len(terms) <= 6 and (text.strip().startswith("-") or "_" in text or "-" in text.strip())
 
 
 class Result(BaseModel):
-    kind: str = Field(description="card | section | flag | rule | error | model_script")
+    kind: str = Field(description="card | section | flag | rule | error | log | model_script")
     id: str
     title: str
     snippet: str
     source: str
+    match: str = Field(default="related", description="exact | likely | related | closest (see MATCH_TITLES)")
 
     def public(self) -> dict[str, str]:
         return self.model_dump()
+
+
+class Answer(BaseModel):
+    """What `ask` answers: the results best first, and for a pasted error what was read from it and whether
+    an indexed message matched (an honest "not found" rather than an unrelated record shown as a match)."""
+
+    results: list[Result]
+    pasted_error: bool = False
+    error_type: str | None = None
+    error_message: str | None = None
+    layer: str | None = Field(default=None, description="where the traceback's frames say it was raised")
+    found: bool = Field(default=True, description="for a pasted error: an indexed message matched it")
+    notice: str | None = None
+
+    @property
+    def read_as(self) -> str:
+        """What was read from the paste, in one line: `Type: message`, or `Type (no message)`."""
+        message = (self.error_message or "")[:300]
+        if self.error_type:
+            return f"{self.error_type}: {message}" if message else f"{self.error_type} (no message)"
+        return message
+
+    def public(self) -> dict[str, Any]:
+        return {"results": [r.public() for r in self.results], "found": self.found, "notice": self.notice,
+                "error": {"type": self.error_type, "message": self.error_message, "layer": self.layer}
+                if self.pasted_error else None}
 
 
 class _Doc(BaseModel):
@@ -74,6 +132,7 @@ class _Doc(BaseModel):
     source: str
     names: str = ""
     body: str = ""
+    searchable: bool = Field(default=True, description="False: only exact lookups find it, not the text search")
 
 
 def _short(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -144,11 +203,29 @@ def _rule_docs() -> list[_Doc]:
 
 
 def _error_docs(index: ErrorIndex) -> list[_Doc]:
-    return [_Doc(kind="error", id=e.id, title=_short(f"{e.exception}: {e.template}", 160),
-                 summary=_short(f"{e.kind} in {e.function}" + (f", when {e.condition} fails" if e.kind == "assert"
-                                                               and e.condition else "")),
-                 source=e.source, names=e.exception, body=f"{e.fixed_words} {e.function.replace('_', ' ')}")
-            for e in index.entries]
+    """slime's, Megatron-LM's and SGLang's messages (kind `error`) and slime's log lines (kind `log`)."""
+    docs = []
+    for e in index.entries:
+        layer = LAYER_TITLES[layer_of(e)]
+        if e.kind == "log":
+            docs.append(_Doc(kind="log", id=e.id, title=_short(f"{e.exception} line: {e.template}", 160),
+                             summary=_short(("normal: " if e.normal else "") + f"{layer} {e.exception} line in "
+                                            f"{e.function}" + (f", when {e.condition}" if e.condition else "")),
+                             source=e.source, names=f"{e.exception} log",
+                             body=f"{e.fixed_words} {e.function.replace('_', ' ')}"))
+            continue
+        if not e.template:  # a bare assert: found through a traceback's frame, not by words
+            docs.append(_Doc(kind="error", id=e.id, title=_short(f"AssertionError (no message): assert {e.condition}",
+                                                                 160),
+                             summary=_short(f"{layer} assert without a message in {e.function}"), source=e.source,
+                             searchable=False))
+            continue
+        docs.append(_Doc(kind="error", id=e.id, title=_short(f"{e.exception}: {e.template}", 160),
+                         summary=_short(f"{layer} {e.kind} in {e.function}" + (
+                             f", when {e.condition} fails" if e.kind == "assert" and e.condition else "")),
+                         source=e.source, names=f"{e.exception} {layer}",
+                         body=f"{e.fixed_words} {e.function.replace('_', ' ')}"))
+    return docs
 
 
 def _model_docs() -> list[_Doc]:
@@ -174,6 +251,8 @@ class SearchIndex:
         self.catalog = catalog
         self.errors = errors
         self.cards = cards
+        self._errors_by_id: dict[str, ErrorEntry] | None = None
+        self._cards_by_id = {c.id: c for c in cards}
         self.docs: list[_Doc] = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(errors),
                                  *_model_docs(), *(_Doc(**d) for d in table_docs())]
         self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
@@ -184,7 +263,8 @@ class SearchIndex:
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(names, title, body, "
                          "tokenize='porter unicode61 remove_diacritics 2')")
         self._db.executemany("INSERT INTO docs(rowid, names, title, body) VALUES (?, ?, ?, ?)",
-                             [(i, d.names, d.title, d.body) for i, d in enumerate(self.docs)])
+                             [(i, d.names, d.title, d.body) if d.searchable else (i, "", "", "")
+                              for i, d in enumerate(self.docs)])
         self._db.execute("INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(10.0, 4.0, 1.0)')")
         self._db.execute("CREATE VIRTUAL TABLE options USING fts5(option, tokenize='trigram')")
         self._db.executemany("INSERT INTO options(rowid, option) VALUES (?, ?)",
@@ -199,15 +279,24 @@ class SearchIndex:
             out[d.kind] += 1
         return out
 
-    def _result(self, i: int, snippet: str | None = None) -> Result:
+    def _result(self, i: int, match: str, terms: list[str]) -> Result:
         d = self.docs[i]
-        text = snippet if snippet and d.kind in ("card", "section") else d.summary
-        return Result(kind=d.kind, id=d.id, title=d.title, snippet=_short(text), source=d.source)
+        return Result(kind=d.kind, id=d.id, title=d.title, snippet=_short(self._snippet(d, terms)), source=d.source,
+                      match=match)
 
-    def _fts(self, terms: list[str], joiner: str, limit: int, kinds: set[str] | None) -> list[tuple[int, str]]:
-        """(row, snippet) of the best matches: BM25 over everything, plus the best few cards and sections
-        (long prose loses to short flag entries on raw BM25), ranked by BM25 times the kind's weight.
-        Snippets are made for the card and section rows kept only; other kinds show their summary."""
+    def _snippet(self, d: _Doc, terms: list[str]) -> str:
+        """For a card or section, the sentence that answers (plain text, see core.knowledge.snippets); for
+        the other kinds, their summary."""
+        if d.kind == "section":
+            return answer_sentence(d.body, terms, STOPWORDS) or d.summary
+        card = self._cards_by_id.get(d.id) if d.kind == "card" else None
+        if card is not None:
+            return answer_sentence(f"{card.summary}\n\n{card.body}", terms, STOPWORDS) or d.summary
+        return d.summary
+
+    def _fts(self, terms: list[str], joiner: str, limit: int, kinds: set[str] | None) -> list[int]:
+        """The rows of the best matches: BM25 over everything, plus the best few cards and sections (long
+        prose loses to short flag entries on raw BM25), ranked by BM25 times the kind's weight."""
         match = joiner.join('"' + t.replace('"', '""') + '"' for t in terms)
         with self._lock:
             try:
@@ -221,59 +310,123 @@ class SearchIndex:
                     i = int(rowid)
                     if not kinds or self.docs[i].kind in kinds:
                         best[i] = rank * KIND_WEIGHT.get(self.docs[i].kind, 1.0)
-                kept = sorted(best, key=lambda i: (best[i], i))[:limit]
-                prose = [i for i in kept if self.docs[i].kind in PROSE_KINDS]
-                snippets = dict(self._db.execute(
-                    f"SELECT rowid, snippet(docs, 2, '', '', '…', 18) FROM docs WHERE docs MATCH ? "
-                    f"AND rowid IN ({','.join('?' * len(prose))})", (match, *prose)).fetchall()) if prose else {}
             except sqlite3.Error:
                 return []
-        return [(i, snippets.get(i, "")) for i in kept]
+        return sorted(best, key=lambda i: (best[i], i))[:limit]
 
     def search(self, query: str, limit: int = 10, kinds: set[str] | None = None) -> list[Result]:
-        """Best first: exact flag, rule code, matching slime error, close flags, then BM25 over everything."""
-        text = (query or "")[:MAX_QUERY_CHARS]
-        if not text.strip():
-            return []
-        picked: list[int] = []
+        """Best first: exact flag, rule code, matching error message, close flags, then BM25 (see `ask`)."""
+        return self.ask(query, limit=limit, kinds=kinds).results
 
-        def add(kind: str, key: str) -> None:
+    def ask(self, query: str, limit: int = 10, kinds: set[str] | None = None) -> Answer:
+        """The answer to a question, a flag, a rule code or a pasted error, best first, each result with how
+        sure it is. A pasted error is read like an engineer reads it (`read_paste`): its final exception is
+        matched first; when no indexed message matches, the text-search results are marked `closest`."""
+        text = (query or "")[-MAX_PASTE_CHARS:]  # a long log: its end holds the final exception
+        if not text.strip():
+            return Answer(results=[])
+        read = read_paste(text)
+        pasted = _is_pasted_error(text, read)
+        picked: dict[int, str] = {}  # row -> match level, in rank order
+
+        def add(kind: str, key: str, level: str = "exact") -> None:
             i = self._by_key.get((kind, key))
             if i is not None and i not in picked and (not kinds or kind in kinds):
-                picked.append(i)
+                picked[i] = level
 
-        pasted_error = bool(traceback_frames(text)) or "\n" in text.strip() or re.search(r"\w(Error|Exception):", text)
-        if not pasted_error:
-            typed = text.strip().split("=", 1)[0].split()[0].lower()  # `--flag value` and `--flag=value` too
-            flag = self._options_lower.get(typed) or self._options_lower.get(normalise_flag(text))
-            if flag:
-                spec = self.catalog.lookup(flag)
-                add("flag", spec.primary if spec else flag)
-            if _CODE_RE.match(text.strip().upper()):
-                add("rule", text.strip().upper())
-        for m in match_error(text, self.errors, limit=limit):
-            add("error", m.entry.id)
-        for kind, key in match_tables(text, pasted=bool(pasted_error)):  # known bugs, runtime messages, terms
+        matches = match_error(text, self.errors, limit=limit)
+        if not pasted:
+            self._add_named(text, matches, add)
+        for m in matches:  # exact messages, then the curated tables' exact hits, then the likely messages
+            if m.confidence == "exact":
+                add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
+        table_hits = self.table_hits(text, pasted)
+        for kind, key in table_hits:
             add(kind, key)
-        query_text = error_message_of(text) if pasted_error else text
+        for m in matches:
+            add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
+        query_text = (read.final.message if read.final else "") if pasted else text[:MAX_QUERY_CHARS]
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
-        snippets: dict[int, str] = {}
-        if terms:
-            for i, snip in self._fts(terms, " ", limit, kinds):
-                snippets.setdefault(i, snip)
-            wide = [t for t in terms if t not in STOPWORDS] or terms
-            if len(snippets) < limit and len(terms) > 1:
-                for i, snip in self._fts(wide, " OR ", limit, kinds):
-                    snippets.setdefault(i, snip)
-        looks_like_flag = len(terms) <= 6 and (text.strip().startswith("-") or "_" in text or "-" in text.strip())
-        if looks_like_flag and not any(self.docs[i].kind == "flag" for i in picked):
+        hits = self._text_hits(terms, limit, kinds, query_text)
+        if _looks_like_flag(text, terms) and not any(self.docs[i].kind == "flag" for i in picked):
             for option in self.close_flags(text):
                 spec = self.catalog.lookup(option)
-                add("flag", spec.primary if spec else option)
-        for i in snippets:
-            if i not in picked:
-                picked.append(i)
-        return [self._result(i, snippets.get(i)) for i in picked[:limit]]
+                add("flag", spec.primary if spec else option, "likely")
+        found = any(_evidence(m) for m in matches) or bool(table_hits)
+        if pasted and not found:  # only generic templates fit, or the class differs: candidates, not answers
+            picked = {i: "closest" if level == "likely" else level for i, level in picked.items()}
+        for i in hits:
+            add(self.docs[i].kind, self.docs[i].id, "closest" if pasted and not found else "related")
+        order = list(picked)
+        if pasted and not found:  # no message answers: prose and checks near the words before other messages
+            order.sort(key=lambda i: self.docs[i].kind in ("error", "log"))
+        results = [self._result(i, picked[i], terms) for i in order[:limit]]
+        return self._answer(results, read, pasted, found)
+
+    def table_hits(self, text: str, pasted: bool) -> list[tuple[str, str]]:
+        """(kind, id) of exact hits in curated tables (runtime messages of the libraries under slime, known
+        bugs, other frameworks' words), best first; such a hit counts as found for a pasted error."""
+        return match_tables(text, pasted=pasted)
+
+    def _add_named(self, text: str, matches: list[ErrorMatch], add: Any) -> None:
+        """The exact lookups of a typed query: the query is a flag (any spelling) or a rule code; a message
+        quoted whole goes first; then the flags a question names (`what does --rollout-batch-size mean`)."""
+        stripped = text.strip()
+        typed = stripped.split("=", 1)[0].split()[0].lower()  # `--flag value` and `--flag=value` too
+        flag = self._options_lower.get(typed) or self._options_lower.get(normalise_flag(text))
+        if flag and (typed.startswith("-") or len(stripped.split()) <= 6):
+            spec = self.catalog.lookup(flag)
+            add("flag", spec.primary if spec else flag, "exact")
+        if _CODE_RE.match(stripped.upper()):
+            add("rule", stripped.upper(), "exact")
+        for m in matches:  # the query is the message itself, not a question that happens to contain it
+            if m.confidence == "exact" and len(m.entry.fixed_words) >= 0.5 * len(stripped):
+                add("log" if m.entry.kind == "log" else "error", m.entry.id, "exact")
+        for option in self.named_flags(text)[:1]:  # the first flag a question names; the others rank as text
+            spec = self.catalog.lookup(option)
+            add("flag", spec.primary if spec else option, "exact")
+
+    def named_flags(self, text: str) -> list[str]:
+        """The catalog's flags a question names as `--flag` or as an argparse dest (`rollout_batch_size`)."""
+        out = []
+        for word in _FLAG_WORD_RE.findall(text[:2000]):
+            option = self._options_lower.get(word.lower()) or (
+                self._options_lower.get("--" + word.lower().replace("_", "-")) if "_" in word else None)
+            if option and option not in out:
+                out.append(option)
+        return out[:3]
+
+    def _text_hits(self, terms: list[str], limit: int, kinds: set[str] | None, text: str = "") -> list[int]:
+        """BM25 rows: those with every word first, then those with any of the distinctive words (a hyphenated
+        pair of the text also as one word)."""
+        joined = text.lower()
+        rows: dict[int, None] = {}
+        if terms:
+            rows.update(dict.fromkeys(self._fts(terms, " ", limit, kinds)))
+            wide = [t for t in terms if t not in STOPWORDS] or terms
+            wide += [a + b for a, b in zip(terms, terms[1:], strict=False) if len(a) > 2 and len(b) > 2
+                     and f"{a}-{b}" in joined][:5]  # multi-modal also finds multimodal
+            if len(rows) < limit and len(terms) > 1:
+                rows.update(dict.fromkeys(self._fts(wide, " OR ", limit, kinds)))
+        return list(rows)
+
+    def _answer(self, results: list[Result], read: ReadPaste, pasted: bool, found: bool) -> Answer:
+        if not pasted:
+            return Answer(results=results)
+        final = read.final
+        layer = read.layer
+        notice = None
+        if not found:
+            what = f"{final.type + ': ' if final and final.type else ''}{final.message if final else ''}".strip()
+            raised_by = (f" The traceback's innermost frames are in {layer}, so it is raised there, not by slime, "
+                         "Megatron-LM or SGLang." if layer and layer not in LAYER_TITLES and layer != "python" else "")
+            closest = ("; closest: " + " · ".join(f"'{_short(r.title, 90)}'" for r in results[:3])
+                       + " (shown as closest, not as the answer)") if results else ""
+            notice = (f"No message of slime, Megatron-LM or SGLang at the pinned commits matches "
+                      f"\"{_short(what, 160)}\"{closest}.{raised_by}")
+        return Answer(results=results, pasted_error=True, error_type=final.type if final else None,
+                      error_message=final.message if final else None,
+                      layer=LAYER_TITLES.get(layer, layer) if layer else None, found=found, notice=notice)
 
     def close_flags(self, text: str, n: int = 3) -> list[str]:
         """Typo tolerance: options sharing the most trigrams with the text (FTS5's trigram tokenizer), kept
@@ -301,18 +454,24 @@ class SearchIndex:
         return [o for _, o in sorted(scored)[:n]]
 
     def about_flag(self, option: str, dest: str | None = None) -> tuple[list[Card], list[ErrorEntry]]:
-        """The cards that name the flag in code (`--flag ...`), and slime's messages whose condition or text
-        reads its value (`args.<dest>`)."""
+        """The cards that name the flag in code (`--flag ...`), and the messages (slime's, and Megatron-LM's
+        argument checks) whose condition or text reads its value (`args.<dest>`)."""
         cards = [c for c in self.cards if re.search(r"`" + re.escape(option) + r"(?![a-z0-9\-])", c.body)]
         errors = []
         if dest:
             attr = re.compile(r"\bargs\." + re.escape(dest) + r"\b")
-            errors = [e for e in self.errors.entries if attr.search(e.condition or "") or attr.search(e.template)]
+            errors = [e for e in self.errors.entries if e.kind != "log" and e.template
+                      and (attr.search(e.condition or "") or attr.search(e.template))]
         return cards, errors
 
     # ----------------------------------------------------------------------------------------------
     def error(self, key: str) -> ErrorEntry | None:
-        return next((e for e in self.errors.entries if e.id == key), None)
+        """The indexed message (or log line) with this `path:line` id."""
+        if self._errors_by_id is None:
+            self._errors_by_id = {}
+            for e in self.errors.entries:
+                self._errors_by_id.setdefault(e.id, e)
+        return self._errors_by_id.get(key)
 
     def explain_error(self, entry: ErrorEntry) -> dict[str, list[tuple[str, str]]]:
         """The rules (code, title) that catch the same condition before launch and the cards (id, title)
@@ -355,7 +514,7 @@ def _stamp(cards_dir: Path) -> tuple:
         parts += sorted((p.name, p.stat().st_mtime_ns) for p in Path(cards_dir).glob("*.md"))
     except OSError:
         pass
-    for path in (CATALOG_PATH, ERRORS_PATH, REFERENCE_PATH, MODEL_SCRIPTS_JSON, *TABLE_PATHS):
+    for path in (CATALOG_PATH, *LAYER_PATHS, REFERENCE_PATH, MODEL_SCRIPTS_JSON, *TABLE_PATHS):
         try:
             parts.append(Path(path).stat().st_mtime_ns)
         except OSError:
@@ -367,7 +526,7 @@ def _stamp(cards_dir: Path) -> tuple:
 def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
     from core.launch import load_catalog
 
-    return SearchIndex(readable_cards(cards_dir), load_catalog(), load_error_index())
+    return SearchIndex(readable_cards(cards_dir), load_catalog(), load_all_messages())
 
 
 def readable_cards(cards_dir: Path) -> tuple[Card, ...]:
@@ -422,14 +581,20 @@ def explain(index: SearchIndex, entry: ErrorEntry) -> ErrorExplanation:
     from core.data import RULES as DATA_RULES
 
     linked = index.explain_error(entry)
-    where = f"in {entry.function} ({entry.path}:{entry.line} at slime {entry.commit})"
+    layer = LAYER_TITLES[layer_of(entry)]
+    if entry.kind == "log":
+        return ErrorExplanation(meaning=log_verdict(entry), fix=(
+            "Nothing to fix: a healthy run prints it." if entry.normal else "Read the lines around it in the "
+            "same log: the error that matters is usually printed just before it."),
+            rules=linked["rules"], cards=linked["cards"])
+    where = f"in {entry.function} ({entry.path}:{entry.line} at {layer} {entry.commit})"
     if entry.kind == "assert":
-        meaning = (f"slime checks that {entry.condition} {where} and stops with AssertionError when it is false."
+        meaning = (f"{layer} checks that {entry.condition} {where} and stops with AssertionError when it is false."
                    if entry.condition else f"An assert {where} failed.")
     elif entry.condition:
-        meaning = f"slime raises {entry.exception} {where} when this holds: {entry.condition}."
+        meaning = f"{layer} raises {entry.exception} {where} when this holds: {entry.condition}."
     else:
-        meaning = f"slime raises {entry.exception} {where}."
+        meaning = f"{layer} raises {entry.exception} {where}."
     fixes = []
     for code, title in linked["rules"]:
         data_rule = DATA_RULES.get(code)
@@ -445,5 +610,5 @@ def explain(index: SearchIndex, entry: ErrorEntry) -> ErrorExplanation:
         fixes.append(f"No check of ours catches this one before launch; {which} the setting around it.")
     elif not fixes:
         fixes.append("No check of ours catches this one before launch. The values in your message show what "
-                     "slime saw; compare them with the condition above and the code at the cited line.")
+                     f"{layer} saw; compare them with the condition above and the code at the cited line.")
     return ErrorExplanation(meaning=meaning, fix=" ".join(fixes), rules=linked["rules"], cards=linked["cards"])

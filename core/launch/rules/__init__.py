@@ -53,6 +53,7 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     GPU001    error    a disaggregated run without --rollout-num-gpus
     GPU002    warning  rollout GPUs do not divide into whole engines (error when not even one engine fits)
     GPU003    error    the run needs more GPUs than the saved profile has (info when it uses fewer)
+    GPU004    error    --num-gpus-per-node (default 8) differs from the GPUs per node a multi-node actor uses
     MEG001    error    world size not divisible by TP x PP x CP
     MEG002    error    layers not divisible by the pipeline size
     MEG003    error    attention heads do not divide the hidden size (no --kv-channels)
@@ -65,6 +66,7 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     MEG010    error    expert parallelism without a divisible --num-experts
     MEG011    error    selective recompute with a recompute method
     MEG012    error    uneven pipeline layer counts with pipeline size 1
+    MEG013    error    the expert grid EP x ETP x PP does not divide the training world size
     MODE001   info     --micro-batch-size under --use-dynamic-batch-size: packs nothing, still checked at start-up
     MODE002   warning  --max-tokens-per-gpu has no effect without --use-dynamic-batch-size
     MODE003   warning  --sequence-parallel has no effect with tensor parallel size 1

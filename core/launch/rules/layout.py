@@ -138,4 +138,39 @@ def gpu_total_fits_profile(ctx: RuleContext) -> Iterable[Finding]:
         yield ctx.hit("GPU003", f"The run uses {need} of your {have} GPUs ({detail}).", severity=INFO)
 
 
+@rule("GPU004", "--num-gpus-per-node does not match the GPUs per node the run uses", ERR,
+      slime_source("slime/backends/sglang_utils/sglang_engine.py", 22))
+def gpus_per_node_match(ctx: RuleContext) -> Iterable[Finding]:
+    """slime places SGLang engines as if every node had --num-gpus-per-node GPUs (default 8): an engine's
+    first GPU is (actor GPUs, when disaggregated, + rank x its GPUs on a node) modulo --num-gpus-per-node
+    (slime/backends/sglang_utils/sglang_engine.py:21-28@624b824a), and the rollout manager splits engines
+    into node processes by --num-gpus-per-node (slime/ray/rollout.py:1034-1035@624b824a). A training actor on several nodes
+    takes --actor-num-gpus-per-node on each, which tells how many GPUs a node really has; when the two
+    differ, engines get GPU ids the node does not have (fewer GPUs) or pile onto its first GPUs (more)."""
+    layout = ctx.layout or gpu_layout(ctx)
+    if layout["mode"] in ("external rollout", "debug-train-only", "debug-rollout-only"):
+        return
+    nodes, per_node = ctx.need("--actor-num-nodes", 1), ctx.need("--actor-num-gpus-per-node", 8)
+    declared = ctx.need("--num-gpus-per-node", 8)
+    rollout = layout.get("rollout_gpus")
+    if nodes < 2 or not per_node or not declared or per_node == declared or not rollout:
+        return
+    per_engine = ctx.need("--rollout-num-gpus-per-engine", 1) or 1
+    on_node = min(declared, per_engine)
+    offset = 0 if layout["mode"] == "colocated" else nodes * per_node
+    firsts = [(offset + rank * on_node) % declared for rank in range(rollout // max(on_node, 1))]
+    default = "" if ctx.fact("--num-gpus-per-node").present else " (its default)"
+    if per_node < declared and any(first + on_node > per_node for first in firsts):
+        worst = max(first + on_node - 1 for first in firsts)
+        yield ctx.hit("GPU004", f"The actor runs {per_node} GPUs on each of {nodes} nodes, but --num-gpus-per-node is "
+                      f"{declared}{default}: slime would give SGLang engines GPU ids up to {worst}, which a node of "
+                      f"{per_node} GPUs does not have, so engines fail to start or land on the wrong GPUs.",
+                      flag="--num-gpus-per-node", fix=f"add --num-gpus-per-node {per_node}")
+    elif per_node > declared:
+        yield ctx.hit("GPU004", f"The actor runs {per_node} GPUs on each of {nodes} nodes, but --num-gpus-per-node is "
+                      f"{declared}{default}: slime counts engine GPU ids modulo {declared}, so engines share GPUs 0 to "
+                      f"{declared - 1} of a node and GPUs {declared} to {per_node - 1} get none.",
+                      flag="--num-gpus-per-node", severity=WARN, fix=f"add --num-gpus-per-node {per_node}")
+
+
 register("ENTRY002", "No entry known", INFO, slime_source("train.py"))

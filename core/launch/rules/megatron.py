@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from core.batch import divisors
 from core.findings import Finding
 from core.launch.rules.context import RuleContext
 from core.launch.rules.registry import ERR, WARN, rule
 from core.launch.rules.registry import msrc as _msrc
-from core.pins import slime_source
+from core.pins import megatron_source, slime_source
 
 
 def _megatron_runs(ctx: RuleContext) -> bool:
@@ -22,15 +23,54 @@ def parallel_sizes(ctx: RuleContext) -> tuple[int, int, int]:
 
 @rule("MEG001", "World size not divisible by TP x PP x CP", ERR, _msrc(317))
 def world_size_divisible(ctx: RuleContext) -> Iterable[Finding]:
-    """The training world (actor nodes x GPUs per node) must divide by TP x PP x CP."""
+    """The training world (actor nodes x GPUs per node, slime/backends/megatron_utils/arguments.py:206) must
+    divide by TP x PP x CP: Megatron's validate_args asserts it, and its initialize_model_parallel raises the
+    same in parallel_state (megatron/core/parallel_state.py:740-743@1dcf0daf, where `model_size` is the product);
+    the quotient is the data-parallel size."""
     if not _megatron_runs(ctx):
         return
     world = ctx.need("--actor-num-nodes", 1) * ctx.need("--actor-num-gpus-per-node", 8)
     tp, pp, cp = parallel_sizes(ctx)
     if world % (tp * pp * cp):
-        yield ctx.hit("MEG001", f"The training world is {world} GPUs, not divisible by TP {tp} x PP {pp} x CP {cp} = "
-                      f"{tp * pp * cp}; Megatron stops.", flag="--tensor-model-parallel-size",
-                      fix=f"make --actor-num-nodes x --actor-num-gpus-per-node a multiple of {tp * pp * cp}")
+        yield ctx.hit("MEG001", f"The training world is {world} GPUs (--actor-num-nodes x --actor-num-gpus-per-node), "
+                      f"not divisible by TP {tp} x PP {pp} x CP {cp} = {tp * pp * cp}; Megatron stops at start-up "
+                      "(its parallel state needs a whole data-parallel size).", flag="--tensor-model-parallel-size",
+                      fix=grid_fix(world, tp * pp * cp, "TP, PP and CP"))
+
+
+def grid_fix(world: int, product: int, sizes: str) -> str:
+    """How to make a parallel grid fit the training world: whole multiples of the product near the world,
+    or sizes whose product divides it."""
+    lower = world // product * product
+    gpus = " or ".join(str(n) for n in (lower, lower + product) if n > 0)
+    return (f"train on a multiple of {product} GPUs ({gpus}, as --actor-num-nodes x --actor-num-gpus-per-node), "
+            f"or pick {sizes} whose product divides {world} (one of {', '.join(map(str, divisors(world)))})")
+
+
+@rule("MEG013", "Expert grid EP x ETP x PP does not divide the training world", ERR,
+      megatron_source("megatron/core/parallel_state.py", 794))
+def expert_grid_divides_world(ctx: RuleContext) -> Iterable[Finding]:
+    """Megatron lays the MoE layers on their own grid, expert parallel x expert tensor parallel x pipeline
+    parallel, and raises when `expert_tensor_model_pipeline_parallel_size` does not divide the world size.
+    An unset expert_tensor_parallel_size is the tensor-parallel size (megatron/core/parallel_state.py:788-789@1dcf0daf).
+    Validate_args does not check the grid, so the run fails only inside the training actors, after Ray has
+    placed them. slime passes expert_model_parallel_size and expert_tensor_parallel_size through
+    (slime/backends/megatron_utils/initialize.py:44-46@624b824a)."""
+    if not _megatron_runs(ctx):
+        return
+    ep = ctx.need("--expert-model-parallel-size", 1) or 1
+    tp, pp, _ = parallel_sizes(ctx)
+    etp = ctx.need("--expert-tensor-parallel-size") or tp
+    if ep * etp * pp == 1:
+        return
+    world = ctx.need("--actor-num-nodes", 1) * ctx.need("--actor-num-gpus-per-node", 8)
+    implied = " (the TP size: --expert-tensor-parallel-size is not given)" if ctx.need(
+        "--expert-tensor-parallel-size") is None else ""
+    if world % (ep * etp * pp):
+        yield ctx.hit("MEG013", f"The training world is {world} GPUs, not divisible by the expert grid EP {ep} x "
+                      f"ETP {etp}{implied} x PP {pp} = {ep * etp * pp}; Megatron's parallel state raises when the "
+                      "training actors start.", flag="--expert-model-parallel-size",
+                      fix=grid_fix(world, ep * etp * pp, "EP, ETP and PP"))
 
 
 @rule("MEG002", "Layers not divisible by the pipeline size", ERR, _msrc(570))
