@@ -8,7 +8,7 @@ offline by wandb 0.31; online runs go through the same writer):
   and the data, 2-byte little-endian length, 1-byte type) and data; type 1 is a whole record, 2/3/4 the
   first, middle and last pieces of a record that spans blocks; fewer than 7 bytes left in a block are
   zero padding;
-- each record is a serialized `wandb_internal.Record` protobuf (see `wandb_proto`).
+- each record is a serialized `wandb_internal.Record` protobuf (see `proto`).
 
 A chunk whose checksum fails is dropped with the record it belongs to. When its length still points at a
 valid chunk it was the only loss; otherwise reading resumes at the next offset in the block where a chunk
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from pydantic import BaseModel
 
-from core.monitor.events import Damage, FileScan, merge_appended
+from core.monitor.scan import Damage, FileScan, merge_appended
 from core.pins import slime_source
 
 FILE_HEADER = b":W&B\xe1\xbe\x00"
@@ -249,7 +249,7 @@ def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
                      prior: WandbScan | None = None, on_progress=None) -> WandbScan:
     """Read every record of a run file held in `data` from byte `start` (after `prior`, a scan of the bytes
     before it, whose metric definitions and last step values carry over)."""
-    from core.monitor.wandb_proto import peek_class, record_class
+    from core.monitor.wandb.proto import peek_class, record_class
 
     n = len(data)
     scan = WandbScan(path=path, size=n if size is None else size, mtime_ns=mtime_ns)
@@ -443,7 +443,7 @@ def _fill_forward(table: np.ndarray, carry: np.ndarray) -> np.ndarray:
 
 def _summary(scan: WandbScan, summaries: list[bytes]) -> dict:
     """The run's summary: each curve's last value, overlaid with the last summary records the file holds."""
-    from core.monitor.wandb_proto import summary_class
+    from core.monitor.wandb.proto import summary_class
 
     out: dict = {}
     if len(scan.tag_ids):
