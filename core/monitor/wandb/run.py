@@ -222,4 +222,5 @@ def merge_info(infos: list[WandbRunInfo]) -> WandbRunInfo:
         out.config = {**out.config, **info.config}
         out.summary = {**out.summary, **info.summary}
         out.config_truncated = out.config_truncated or info.config_truncated
+        out.skipped_values = out.skipped_values + info.skipped_values
     return out
