@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.knowledge.cards import get_card
 from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sweep_stale_workdirs, unpack_zip
+from core.monitor.cache import CacheBatch
 from core.monitor.plots import scalar_figure
 from core.monitor.report import checklist_text, evidence_rows, read_findings
 from core.monitor.slime_metrics import (
@@ -217,7 +218,7 @@ if not sources:
 
 runs = []
 progress = st.progress(0.0, text="Reading event files")
-cache = get_store().bulk_cache
+cache = CacheBatch(get_store().bulk_cache)  # the reads' cache writes, made together below
 for i, src in enumerate(sources):
     def on_progress(frac: float, name: str, i=i) -> None:
         progress.progress(min(1.0, (i + frac) / len(sources)), text=f"Reading {plain(name)}")
@@ -231,6 +232,7 @@ for i, src in enumerate(sources):
         st.error(f"{plain(src['label'])}: {plain(str(exc))}", icon=":material/extension_off:")
         continue
     runs.append(run)
+cache.flush()
 progress.empty()
 names_seen: dict[str, int] = {}
 for run in runs:

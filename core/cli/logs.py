@@ -16,6 +16,7 @@ import os
 import stat
 
 from core.cli.output import say, write_json, write_text
+from core.monitor.cache import batched
 from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
 from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import ordered_tags
@@ -74,7 +75,8 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
                     problems.append(f"{raw}: no event files (names containing 'tfevents') and no W&B run files "
                                     "(*.wandb) in this directory or below")
                     continue
-                read = [open_run(f, cache=cache) for f in found]
+                with batched(cache) as writes:  # one cache transaction per path, however many files
+                    read = [open_run(f, cache=writes) for f in found]
             else:
                 problems.append(f"{raw}: {file_kind(mode)}, not a regular file or directory; nothing was read "
                                 "from it")

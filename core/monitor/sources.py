@@ -42,7 +42,7 @@ def find_runs(root: Path, notes: list[str] | None = None) -> list[FoundRun]:
     if notes is not None:
         notes.extend(walk_notes)
     found = [FoundRun(kind="tensorboard", label=run_label(root, d), path=str(d)) for d in tb_dirs]
-    for group in discover_wandb_runs(root):
+    for group in discover_wandb_runs(root, notes=notes):
         files = [str(f.path) for f in group]
         found.append(FoundRun(kind="wandb", label=_wandb_label(root, group[0].path, group[0].run_id),
                               path=str(group[0].path.parent), files=files))
