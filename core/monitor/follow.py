@@ -100,8 +100,9 @@ class Follower:
     """One run, followed: opened once, then refreshed from each file's saved offset."""
 
     def __init__(self, found: FoundRun, *, cache=None, stall_after: int = STALL_AFTER,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, on_progress=None) -> None:
         self.found = found
+        self._on_progress = on_progress
         self.cache = cache
         self.stall_after = max(1, stall_after)
         self.clock = clock
@@ -113,12 +114,14 @@ class Follower:
     # -- opening -------------------------------------------------------------------------------------------
 
     def _open(self) -> None:
-        run = open_run(self.found, cache=self.cache)
+        run = open_run(self.found, cache=self.cache, on_progress=self._on_progress)
+        self._on_progress = None  # a progress bar of the first read only
         paths = list_run_files(self.found)
         scans = run.scans
         if len(scans) != len(paths):  # the run came whole from the cache: fetch its files' scans
             scans = [read_file_scan(self.found.kind, p, self.cache)[0] for p in paths]
         self.run = run
+        self.base_name = run.name  # the name the run was opened with (a page may number runs of one name)
         self.states: list[_FileState] = []
         by_name = {f.name: i for i, f in enumerate(run.files)}
         ordered: list[_FileState | None] = [None] * len(run.files)
