@@ -34,22 +34,24 @@ from core.monitor.follow import Follower
 from core.monitor.sources import find_runs
 [found] = find_runs(__import__("pathlib").Path({run!r}))
 with diskcache.Cache({cache!r}) as cache:
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     follower = Follower(found, cache=cache)
-    opened = time.perf_counter() - t
+    opened, opened_cpu = time.perf_counter() - t, time.process_time() - c
     scalars = follower.run.scalar_count()
     path = {target!r}
-    times, new = [], []
+    times, cpu, new = [], [], []
     for r in range({rounds}):
         data = make_records(path, r)
         with open(path, "ab") as fh:
             fh.write(data)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         refresh = follower.refresh()
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
         new.append(refresh.new_scalars)
         assert not refresh.reread, refresh
-print(json.dumps({{"open": opened, "scalars": scalars, "refresh": times, "new": new,
+print(json.dumps({{"open": opened, "open_cpu": opened_cpu, "scalars": scalars, "refresh": times, "cpu": cpu,
+                  "new": new,
                   "final": follower.run.scalar_count(),
                   "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
@@ -122,11 +124,14 @@ def main() -> int:
         raise SystemExit(done.stderr)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     times = sorted(out["refresh"])
+    cpu = sorted(out["cpu"])
     print(f"machine load average {load:.1f} (2 cores) when the measurement started")
-    print(f"open from nothing (read, stitch, verdicts, cache written): {out['open']:.2f} s, "
+    print(f"open from nothing (read, stitch, verdicts, cache written): {out['open']:.2f} s wall, "
+          f"{out['open_cpu']:.2f} s CPU, "
           f"{out['scalars']:,} scalars, peak RSS {out['max_rss_mb']:.0f} MB")
     print(f"refresh after {args.append:,} new records (read the new bytes, extend the curves, every verdict): "
-          f"median {times[len(times) // 2] * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms over {args.rounds} "
+          f"median {times[len(times) // 2] * 1000:.1f} ms wall ({cpu[len(cpu) // 2] * 1000:.1f} ms CPU), max "
+          f"{times[-1] * 1000:.1f} ms over {args.rounds} "
           f"refreshes; {sum(out['new']):,} new scalars read, {out['final']:,} in the end")
     shutil.copyfile(pristine, target)
     if args.keep or args.reuse:
