@@ -50,6 +50,7 @@ def _timed(action, wait) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--monitor-only", action="store_true", help="time only the two Monitor training uploads")
     opts = parser.parse_args()
     from playwright.sync_api import expect, sync_playwright
 
@@ -79,21 +80,23 @@ def main() -> int:
                         lambda page=page: page.goto(f"http://127.0.0.1:{port}/"),
                         lambda page=page: expect(page.get_by_text("Your profile: default")).to_be_visible()))
                     nav = page.get_by_test_id("stSidebarNav")
-                    for title, heading in (("What's done", "What's done"), ("Home", "Your profile: default")):
+                    switches = (("What's done", "What's done"), ("Home", "Your profile: default"))
+                    for title, heading in () if opts.monitor_only else switches:
                         figures["page switch"].append(_timed(
                             lambda nav=nav, title=title: nav.get_by_role("link", name=title, exact=True).click(),
                             lambda page=page, heading=heading: expect(
                                 page.get_by_text(heading, exact=False).first).to_be_visible()))
-                    nav.get_by_role("link", name="Check my data").click()
-                    page.get_by_test_id("stFileUploaderDropzoneInput").wait_for(state="attached")
+                    if not opts.monitor_only:
+                        nav.get_by_role("link", name="Check my data").click()
+                        page.get_by_test_id("stFileUploaderDropzoneInput").wait_for(state="attached")
 
-                    def upload_and_check(page=page):
-                        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(jsonl))
-                        page.get_by_role("button", name="Check", exact=True).click()
+                        def upload_and_check(page=page):
+                            page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(jsonl))
+                            page.get_by_role("button", name="Check", exact=True).click()
 
-                    figures["20-line JSONL check"].append(_timed(
-                        upload_and_check,
-                        lambda page=page: expect(page.get_by_text("checked in", exact=False)).to_be_visible()))
+                        figures["20-line JSONL check"].append(_timed(
+                            upload_and_check,
+                            lambda page=page: expect(page.get_by_text("checked in", exact=False)).to_be_visible()))
                     page.goto(f"http://127.0.0.1:{port}/monitor")  # the sidebar folds it under "View more"
                     page.get_by_test_id("stFileUploaderDropzoneInput").first.wait_for(state="attached")
                     figures["event-file upload to first plot"].append(_timed(
