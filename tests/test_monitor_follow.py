@@ -262,3 +262,28 @@ def test_wandb_run_followed_while_the_sdk_writes(tmp_path, cache):
     assert "finished" in [e.kind for e in events]
     _assert_same(follower.run, read_wandb_run([path]))
     assert follower.run.wandb.exit_code == 0
+
+
+def test_a_file_growing_with_junk_keeps_refreshes_cheap(tmp_path, monkeypatch):
+    from core.monitor import follow
+    from core.monitor.tensorboard.synthetic import file_version_event
+
+    monkeypatch.setattr(follow, "PENDING_MAX", 200_000)
+    monkeypatch.setattr(follow, "KEEP_TAIL", 10_000)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    path = run_dir / "events.out.tfevents.1.host"
+    path.write_bytes(frame_record(file_version_event()) + frame_record(scalar_event("rollout/raw_reward", 1.0, 0)))
+    follower = Follower(FoundRun(kind="tensorboard", label="run", path=str(run_dir)))
+    rng = np.random.default_rng(0)
+    reads = []
+    for _ in range(8):
+        with open(path, "ab") as fh:
+            fh.write(rng.integers(0, 256, 100_000, dtype=np.uint8).tobytes())
+        reads.append(follower.refresh().bytes_read)
+    assert max(reads[3:]) < 100_000 + 200_000 + 10_000  # never the whole junk again
+    with open(path, "ab") as fh:  # a good record after the junk is still found
+        fh.write(frame_record(scalar_event("rollout/raw_reward", 2.0, 1)))
+    follower.refresh()
+    assert follower.run.series["rollout/raw_reward"].values.tolist() == [1.0, 2.0]
+    assert any(d.kind in ("bad_length", "more") for d in follower.run.files[0].damage)

@@ -41,6 +41,8 @@ from core.monitor.verdicts import Verdict, run_verdicts
 from core.paths import open_regular
 
 STALL_AFTER = 5  # refreshes without a new step before a run is called stalled
+PENDING_MAX = 4 * 1024 * 1024  # a record being written is far smaller (a scalar event is ~100 bytes)
+KEEP_TAIL = 64 * 1024
 MAX_DAMAGE_KEPT = 200  # per file: a file that keeps growing with junk is summed up past this
 EMPTY = {"steps": np.int64, "tag_ids": np.int32, "values": np.float64, "wall_times": np.float64,
          "event_steps": np.int64, "event_kinds": np.int8, "event_first": np.int64, "event_counts": np.int32}
@@ -214,6 +216,17 @@ class Follower:
             state.size, state.mtime_ns, state.clean_end = st.st_size, st.st_mtime_ns, part.clean_end
             state.carry = _carry(part)
             new_damage, state.pending = _split_pending(list(part.damage), st.st_size)
+            if state.pending is not None and state.pending.length > PENDING_MAX:
+                # no record ends in this much: not a record being written but bytes that are none; skip them
+                # (keeping the last KEEP_TAIL, where the next record may begin) so refreshes stay cheap
+                skip = state.pending.length - KEEP_TAIL
+                new_damage.append(Damage(kind="bad_length", offset=state.pending.offset, length=skip, message=(
+                    f"bytes {state.pending.offset}-{state.pending.offset + skip - 1} ({skip} bytes) hold no whole "
+                    "record; skipped them and read on")))
+                state.clean_end = state.pending.offset + skip
+                state.pending = None
+                with open_regular(state.path) as fh:
+                    state.digest = tail_digest(fh, state.clean_end)
             state.damage = _bounded([d for d in state.damage if d.kind != "truncated"] + new_damage)
             state.tags.update(part.tags)
             report = self.run.files[fi]
