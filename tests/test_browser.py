@@ -442,7 +442,7 @@ def test_the_monitor_status_and_the_history_of_two_drafts_in_the_browser(browser
     from playwright.sync_api import expect
 
     sys.path.insert(0, str(ROOT))
-    from core.monitor.synthetic import write_slime_like_run
+    from core.monitor.tensorboard.synthetic import write_slime_like_run
 
     home = tmp_path / "home"
     _seed_store(home)

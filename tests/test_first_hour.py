@@ -60,7 +60,7 @@ def test_the_tab_icon_is_drawn_locally():
 def test_a_tag_whose_wall_times_are_all_nan_reads_without_a_warning(tmp_path):
     from tensorboardX import SummaryWriter
 
-    from core.monitor.runs import read_run
+    from core.monitor.tensorboard.run import read_run
 
     writer = SummaryWriter(str(tmp_path / "run"))
     for step in range(3):
@@ -119,7 +119,7 @@ def _when(timestamp: float) -> str:
 
 def test_the_monitor_status_follows_each_new_load_in_the_same_run(app_env, make_app, tmp_path, monkeypatch):
     from core.memory.store import Store
-    from core.monitor.synthetic import Scenario, write_slime_like_run
+    from core.monitor.tensorboard.synthetic import Scenario, write_slime_like_run
 
     root = tmp_path / "logs"
     write_slime_like_run(root / "a" / "good", Scenario(rollouts=12))

@@ -16,12 +16,13 @@ import os
 import stat
 
 from core.cli.output import say, write_json, write_text
+from core.monitor.cache import batched
 from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
 from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import ordered_tags
 from core.monitor.sources import SOURCE_NAMES, find_runs, open_run
 from core.monitor.verdicts import Verdict, run_verdicts
-from core.monitor.wandb_proto import WandbProtoUnavailable
+from core.monitor.wandb.proto import WandbProtoUnavailable
 from core.paths import PathRefused, expand_user, file_kind
 
 EXIT_OK = 0
@@ -53,14 +54,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="read every file afresh instead of reusing the parsed logs the app keeps in its cache "
                              "(the same cache as the Monitor page, under SLIME_ASSISTANT_HOME)")
+    from core.cli import logs_follow
+
+    logs_follow.add_arguments(parser)
     parser.set_defaults(func=handle_logs)
 
 
-def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None) -> tuple[list[RunData], list[str]]:
+def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None,
+                 open_found=open_run) -> tuple[list[RunData], list[str]]:
     """Read every run under the given paths; problems with a path become messages, not exceptions.
 
     Only regular files are read, opened without blocking (core.paths.open_regular); directories are walked
-    without recursion and with bounds (core.monitor.runs.walk_runs), whose notes go to `notes`.
+    without recursion and with bounds (core.monitor.tensorboard.run.walk_runs), whose notes go to `notes`.
     """
     runs: list[RunData] = []
     problems: list[str] = []
@@ -74,7 +79,8 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
                     problems.append(f"{raw}: no event files (names containing 'tfevents') and no W&B run files "
                                     "(*.wandb) in this directory or below")
                     continue
-                read = [open_run(f, cache=cache) for f in found]
+                with batched(cache) as writes:  # one cache transaction per path, however many files
+                    read = [open_found(f, cache=writes) for f in found]
             else:
                 problems.append(f"{raw}: {file_kind(mode)}, not a regular file or directory; nothing was read "
                                 "from it")
@@ -207,8 +213,22 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
 def handle_logs(args: argparse.Namespace) -> int:
     notes: list[str] = []
     cache = open_cache(not args.no_cache, notes)
+    if getattr(args, "follow", False):
+        from core.cli import logs_follow
+
+        followers: list = []
+        _, problems = collect_runs(args.paths, cache=cache, notes=notes,
+                                   open_found=logs_follow.opener(followers, cache, args.stall_after))
+        return logs_follow.follow(args, followers, problems, exit_code=exit_code,
+                                  render=lambda results, compact: _report(args, results, problems, notes, compact))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
     results = [(run, run_verdicts(run)) for run in runs]
+    return _report(args, results, problems, notes)
+
+
+def _report(args: argparse.Namespace, results: list[tuple[RunData, list[Verdict]]], problems: list[str],
+            notes: list[str], compact: bool = False) -> int:
+    """Print what was read and judged (text, or one JSON document; on one line when `compact`)."""
     code = exit_code(results, problems)
     if args.format == "json":
         payload = {"runs": [_finite_json(run_to_json(r, v)) for r, v in results], "exit_code": code}
@@ -216,7 +236,8 @@ def handle_logs(args: argparse.Namespace) -> int:
             payload["problems"] = problems
         if notes:
             payload["notes"] = notes
-        write_json(json.dumps(payload, indent=2, allow_nan=False, ensure_ascii=False, default=_json_default))
+        write_json(json.dumps(payload, indent=None if compact else 2, allow_nan=False, ensure_ascii=False,
+                              default=_json_default))
     else:
         for problem in problems:
             say(f"error: {problem}")

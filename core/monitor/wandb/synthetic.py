@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.monitor.synthetic import Scenario, slime_like_calls
+from core.monitor.tensorboard.synthetic import Scenario, slime_like_calls
 
 SLIME_DEFINE_METRICS = (("train/step", None), ("train/*", "train/step"), ("rollout/step", None),
                         ("rollout/*", "rollout/step"), ("multi_turn/*", "rollout/step"),
@@ -139,20 +139,21 @@ def scratch_root() -> Path:
     return Path(tempfile.mkdtemp(prefix="slime-wandb-"))
 
 
-def frame_wandb_records(payloads: list[bytes]) -> bytes:
+def frame_wandb_records(payloads: list[bytes], offset: int = 0) -> bytes:
     """A run file holding these serialized records, framed as W&B frames them (header, 32 KiB blocks, pieces
-    for records that cross a block, CRC-32 of type and data); tests craft unusual but valid files this way."""
+    for records that cross a block, CRC-32 of type and data); tests craft unusual but valid files this way.
+    With `offset` (the size of a run file so far) the bytes to append to that file, without the header."""
     import struct
     import zlib
 
-    from core.monitor.wandb_log import BLOCK, CHUNK_HEADER, FILE_HEADER, FIRST, FULL, LAST, MIDDLE
+    from core.monitor.wandb.log import BLOCK, CHUNK_HEADER, FILE_HEADER, FIRST, FULL, LAST, MIDDLE
 
-    out = bytearray(FILE_HEADER)
+    out = bytearray(b"" if offset else FILE_HEADER)
     for payload in payloads:
         rest = memoryview(payload)
         first = True
         while True:
-            left = BLOCK - len(out) % BLOCK
+            left = BLOCK - (offset + len(out)) % BLOCK
             if left < CHUNK_HEADER:
                 out += b"\x00" * left
                 continue
@@ -170,7 +171,7 @@ def history_record(row: dict, num: int = 0) -> bytes:
     """A serialized history record with these keys and values (values are JSON-encoded as W&B does)."""
     import json
 
-    from core.monitor.wandb_proto import record_class
+    from core.monitor.wandb.proto import record_class
 
     record = record_class()(num=num)
     for key, value in row.items():
@@ -184,7 +185,7 @@ def history_record(row: dict, num: int = 0) -> bytes:
 
 
 def metric_record(name: str, step_metric: str | None = None) -> bytes:
-    from core.monitor.wandb_proto import record_class
+    from core.monitor.wandb.proto import record_class
 
     record = record_class()()
     if step_metric:
