@@ -29,7 +29,7 @@ from test_browser import CHROMIUM, _free_port, _start_server, _stop  # noqa: E40
 
 from core.memory.profile import Profile  # noqa: E402
 from core.memory.store import Store  # noqa: E402
-from core.monitor.synthetic import write_slime_like_run  # noqa: E402
+from core.monitor.tensorboard.synthetic import write_slime_like_run  # noqa: E402
 
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",

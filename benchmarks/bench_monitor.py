@@ -47,7 +47,7 @@ print(json.dumps(out))
 
 FIRST_OPEN = """
 import diskcache
-from core.monitor.runs import read_run
+from core.monitor.tensorboard.run import read_run
 t1 = time.perf_counter()
 with diskcache.Cache({cache!r}) as cache:
     run = read_run({run!r}, cache=cache)
@@ -57,7 +57,7 @@ out = {{"scalars": run.scalar_count(), "how": [f.how for f in run.files], "call"
 USER_WAIT = """
 import diskcache
 from core.monitor.plots import scalar_figure
-from core.monitor.runs import read_run
+from core.monitor.tensorboard.run import read_run
 from core.monitor.slime_metrics import ordered_tags
 from core.monitor.verdicts import run_verdicts
 from core.monitor.views import XAxis, rollout_alignment
@@ -89,7 +89,7 @@ out = {{"scalars": len(df), "call": time.perf_counter() - t1}}
 COMPARE = """
 import pandas as pd
 from tbparse import SummaryReader
-from core.monitor.runs import tbparse_frame
+from core.monitor.tensorboard.run import tbparse_frame
 ref = SummaryReader({run!r}, extra_columns={{"wall_time"}}).scalars
 ours = tbparse_frame({run!r})
 pd.testing.assert_frame_equal(ours, ref, check_exact=True)
@@ -134,7 +134,7 @@ def main() -> int:
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
-    from core.monitor.synthetic import write_scalar_grid
+    from core.monitor.tensorboard.synthetic import write_scalar_grid
 
     t = time.perf_counter()
     if args.reuse:
@@ -185,7 +185,8 @@ def main() -> int:
     buf = bytearray(data)
     buf[record_boundary(data, len(data) // 3) + 15] ^= 0x10
     damaged.write_bytes(bytes(buf))
-    from core.monitor.events import accumulator_keep_mask, scan_event_file
+    from core.monitor.scan import accumulator_keep_mask
+    from core.monitor.tensorboard.events import scan_event_file
     scan = scan_event_file(damaged)
     tbparse_rows = int(accumulator_keep_mask(scan, compatible=True).sum())
     print(f"one flipped bit at 1/3 of the file: tbparse returns {tbparse_rows:,} of {args.steps * args.tags:,} "

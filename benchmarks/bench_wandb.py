@@ -44,7 +44,7 @@ print(json.dumps(out))
 
 OPEN_TB = """
 import diskcache
-from core.monitor.runs import read_run
+from core.monitor.tensorboard.run import read_run
 import tensorboard.compat.proto.event_pb2
 t_imports = time.perf_counter() - t0
 t1, c1 = time.perf_counter(), time.process_time()
@@ -57,8 +57,8 @@ out = {{"scalars": run.scalar_count(), "how": [f.how for f in run.files], "call"
 OPEN_WANDB = """
 import diskcache
 from pathlib import Path
-from core.monitor.wandb_run import read_wandb_run
-from core.monitor.wandb_proto import peek_class, record_class
+from core.monitor.wandb.run import read_wandb_run
+from core.monitor.wandb.proto import peek_class, record_class
 record_class(); peek_class()
 t_imports = time.perf_counter() - t0
 t1, c1 = time.perf_counter(), time.process_time()
@@ -80,7 +80,7 @@ def child(body: str, **fmt) -> dict:
 
 def history_chunks(data: bytes) -> list[tuple[int, int]]:
     """(offset, length) of the whole-record chunks of a run file that hold a history row."""
-    from core.monitor.wandb_proto import peek_class
+    from core.monitor.wandb.proto import peek_class
 
     peek = peek_class().FromString
     out, pos = [], 7
@@ -106,7 +106,7 @@ def main() -> int:
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
-    from core.monitor.synthetic import write_scalar_grid
+    from core.monitor.tensorboard.synthetic import write_scalar_grid
 
     if args.reuse:
         work = Path(args.reuse)
@@ -115,7 +115,7 @@ def main() -> int:
         for stale in [*work.glob("cache-*"), work / "grow", work / "damaged"]:
             shutil.rmtree(stale, ignore_errors=True)
     else:
-        from core.monitor.wandb_synthetic import write_wandb_grid
+        from core.monitor.wandb.synthetic import write_wandb_grid
 
         work = Path(tempfile.mkdtemp(prefix="bench-wandb-"))
         t = time.perf_counter()

@@ -24,9 +24,9 @@ from core.monitor.smoothing import DEFAULT_WEIGHT, MAX_WEIGHT
 from core.monitor.sources import FoundRun, describe_found, find_runs, open_run
 from core.monitor.verdicts import run_verdicts
 from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table
-from core.monitor.wandb_config import as_script_lines, check_config, config_rows, steps_per_rollout_note
-from core.monitor.wandb_log import SRC_DEFINE_METRIC, SRC_WANDB_ARGS
-from core.monitor.wandb_proto import WandbProtoUnavailable
+from core.monitor.wandb.config import as_script_lines, check_config, config_rows, steps_per_rollout_note
+from core.monitor.wandb.log import SRC_DEFINE_METRIC, SRC_WANDB_ARGS
+from core.monitor.wandb.proto import WandbProtoUnavailable
 from core.paths import PathRefused, resolve_allowed
 from ui.common import (
     ensure_app_frame,

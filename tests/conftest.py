@@ -58,7 +58,7 @@ WANDB_RUN_ID = "slimerun1"
 def wandb_root(tmp_path_factory) -> Path:
     """A directory holding wandb/: one slime-like run (primary, rollout manager, actor), then resumed."""
     pytest.importorskip("wandb")
-    from core.monitor.wandb_synthetic import WANDB_FIRST, WANDB_RESUMED, write_wandb_run
+    from core.monitor.wandb.synthetic import WANDB_FIRST, WANDB_RESUMED, write_wandb_run
 
     root = tmp_path_factory.mktemp("wandb-runs")
     write_wandb_run(root, WANDB_FIRST, run_id=WANDB_RUN_ID)
@@ -69,8 +69,8 @@ def wandb_root(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tb_twin(tmp_path_factory) -> Path:
     """The same values written as TensorBoard logs (what a TensorBoard user of slime would have)."""
-    from core.monitor.synthetic import write_slime_like_run
-    from core.monitor.wandb_synthetic import WANDB_FIRST, WANDB_RESUMED
+    from core.monitor.tensorboard.synthetic import write_slime_like_run
+    from core.monitor.wandb.synthetic import WANDB_FIRST, WANDB_RESUMED
 
     d = tmp_path_factory.mktemp("tb-twin") / "run"
     write_slime_like_run(d, WANDB_FIRST)

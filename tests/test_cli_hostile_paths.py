@@ -18,7 +18,7 @@ import pytest
 
 from core.cli import main
 from core.cli.output import json_text, shown, write_json, write_text
-from core.monitor.synthetic import Scenario, write_slime_like_run
+from core.monitor.tensorboard.synthetic import Scenario, write_slime_like_run
 from tests.conftest import ROOT
 
 BAD = b"\xff\xfe-caf\xc3\xa9"  # not UTF-8 (0xff 0xfe), then a valid UTF-8 e-acute
@@ -260,7 +260,7 @@ def test_helpers_never_raise_on_strict_streams(encoding):
 def test_non_utf8_wandb_run_file_name(tmp_path, encoding, monkeypatch):
     """A W&B run file under a name that is not UTF-8: read (its cache keys are hashed), shown as \\xff."""
     pytest.importorskip("wandb")
-    from core.monitor.wandb_synthetic import frame_wandb_records, history_record
+    from core.monitor.wandb.synthetic import frame_wandb_records, history_record
 
     run_dir = os.fsencode(tmp_path) + b"/wandb/run-20260101_000000-" + BAD
     os.makedirs(run_dir)

@@ -94,8 +94,8 @@ def test_uploads_without_tfevents_are_renamed_and_kept_apart(tmp_path):
 
 
 def test_uploaded_event_file_with_a_browser_name_is_still_read(tmp_path):
-    from core.monitor.runs import read_run
-    from core.monitor.synthetic import file_version_event, scalar_event, write_raw_event_file
+    from core.monitor.tensorboard.run import read_run
+    from core.monitor.tensorboard.synthetic import file_version_event, scalar_event, write_raw_event_file
 
     src = write_raw_event_file(tmp_path / "src" / "events.out.tfevents.1.a",
                                [file_version_event()] + [scalar_event("rollout/raw_reward", 0.5, s) for s in range(4)])
@@ -105,8 +105,8 @@ def test_uploaded_event_file_with_a_browser_name_is_still_read(tmp_path):
 
 
 def test_zip_of_a_project_unpacks_to_runs(tmp_path):
-    from core.monitor.runs import discover_runs, read_run
-    from core.monitor.synthetic import file_version_event, frame_record, scalar_event
+    from core.monitor.tensorboard.run import discover_runs, read_run
+    from core.monitor.tensorboard.synthetic import file_version_event, frame_record, scalar_event
 
     data = b"".join(frame_record(p) for p in [file_version_event(), scalar_event("train/loss", 1.0, 0)])
     work = tmp_path / "work"

@@ -9,10 +9,10 @@ import diskcache
 import numpy as np
 import pytest
 
-from core.monitor.cache import PREFIX, read_scan
-from core.monitor.events import scan_event_file
-from core.monitor.runs import read_run
-from core.monitor.synthetic import file_version_event, frame_record, scalar_event
+from core.monitor.cache import PREFIX
+from core.monitor.tensorboard.events import scan_event_file
+from core.monitor.tensorboard.run import read_run, read_scan
+from core.monitor.tensorboard.synthetic import file_version_event, frame_record, scalar_event
 
 
 def _write(path, steps, start=0.0):

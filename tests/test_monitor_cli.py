@@ -8,7 +8,7 @@ import os
 import pytest
 
 from core.cli import main
-from core.monitor.synthetic import (
+from core.monitor.tensorboard.synthetic import (
     Scenario,
     file_version_event,
     scalar_event,
@@ -161,7 +161,7 @@ def test_logs_uses_the_pages_cache_unless_told_not_to(tmp_path, monkeypatch, cap
     keys = list(store.bulk_cache.iterkeys())
     assert any(str(k).startswith("monitor:run:") for k in keys)
     assert isinstance(store.bulk_cache, diskcache.Cache)
-    from core.monitor.runs import read_run
+    from core.monitor.tensorboard.run import read_run
 
     again = read_run(tmp_path / "run", cache=store.bulk_cache)
     assert {f.how for f in again.files} == {"cached"}

@@ -8,14 +8,15 @@ import zipfile
 import numpy as np
 import pytest
 
-from core.monitor import crc
 from core.monitor import verdicts as v
 from core.monitor.archive import unpack_zip
-from core.monitor.events import scan_event_bytes
 from core.monitor.report import evidence_rows
-from core.monitor.runs import RunData, Series, walk_runs
+from core.monitor.runs import RunData, Series
 from core.monitor.slime_metrics import eval_score_tags, filter_tags, glob_search
-from core.monitor.synthetic import file_version_event, frame_record, scalar_event
+from core.monitor.tensorboard import crc
+from core.monitor.tensorboard.events import scan_event_bytes
+from core.monitor.tensorboard.run import walk_runs
+from core.monitor.tensorboard.synthetic import file_version_event, frame_record, scalar_event
 
 # -- item 9: zip members that clash, name nothing, or are too long ----------------------------------------
 
@@ -223,7 +224,7 @@ def test_walk_stops_at_the_depth_limit_with_a_note(tmp_path):
 
 def reference_keep_mask(scan) -> np.ndarray:
     """TensorBoard's purge rules one event at a time (quadratic; the definition the fast version must match)."""
-    from core.monitor.events import KIND_START, KIND_SUMMARY
+    from core.monitor.scan import KIND_START, KIND_SUMMARY
 
     n = scan.compat_scalars
     keep = np.ones(n, dtype=bool)
@@ -245,7 +246,7 @@ def reference_keep_mask(scan) -> np.ndarray:
 
 
 def random_scan(rng, n_events: int, version):
-    from core.monitor.events import FileScan
+    from core.monitor.scan import FileScan
 
     kinds = rng.choice([0, 1, 1, 1, 2], n_events).astype(np.int8)
     steps = rng.integers(0, 10, n_events).astype(np.int64)
@@ -262,7 +263,7 @@ def random_scan(rng, n_events: int, version):
 
 @pytest.mark.parametrize("version", [None, 1.0, 2.0])
 def test_purge_rules_match_the_definition(version):
-    from core.monitor.events import accumulator_keep_mask
+    from core.monitor.scan import accumulator_keep_mask
 
     rng = np.random.default_rng(11)
     for _ in range(400):
@@ -272,7 +273,7 @@ def test_purge_rules_match_the_definition(version):
 
 def test_purge_rules_on_a_hostile_order_finish():
     """200,000 events whose steps go back every time (and as many STARTs): one pass, not 200,000."""
-    from core.monitor.events import accumulator_keep_mask
+    from core.monitor.scan import accumulator_keep_mask
 
     rng = np.random.default_rng(5)
     for version in (1.0, 2.0):
@@ -284,8 +285,8 @@ def test_a_run_that_restarts_thousands_of_times_lists_twenty(tmp_path):
     """Steps that go back on every record: the findings and the text list 20 restarts and count the rest."""
     from core.cli.logs import render_run_text
     from core.monitor.report import read_findings
-    from core.monitor.runs import read_run
-    from core.monitor.synthetic import write_raw_event_file
+    from core.monitor.tensorboard.run import read_run
+    from core.monitor.tensorboard.synthetic import write_raw_event_file
     from core.monitor.verdicts import run_verdicts
 
     payloads = [file_version_event()]

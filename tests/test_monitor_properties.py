@@ -15,9 +15,9 @@ from hypothesis import strategies as st  # noqa: E402
 
 from core.cli.logs import collect_runs, exit_code, render_run_text, run_to_json  # noqa: E402
 from core.cli.output import json_text  # noqa: E402
-from core.monitor.events import scan_event_bytes  # noqa: E402
 from core.monitor.report import evidence_rows, read_findings  # noqa: E402
-from core.monitor.synthetic import file_version_event, frame_record, scalar_event  # noqa: E402
+from core.monitor.tensorboard.events import scan_event_bytes  # noqa: E402
+from core.monitor.tensorboard.synthetic import file_version_event, frame_record, scalar_event  # noqa: E402
 from core.monitor.verdicts import run_verdicts  # noqa: E402
 
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None,

@@ -12,10 +12,11 @@ import pandas as pd
 import pytest
 from tbparse import SummaryReader
 
-from core.monitor.crc import masked_crc32c
-from core.monitor.events import accumulator_keep_mask, scan_event_bytes, scan_event_file
-from core.monitor.runs import read_run, tbparse_frame
-from core.monitor.synthetic import (
+from core.monitor.scan import accumulator_keep_mask
+from core.monitor.tensorboard.crc import masked_crc32c
+from core.monitor.tensorboard.events import scan_event_bytes, scan_event_file
+from core.monitor.tensorboard.run import read_run, tbparse_frame
+from core.monitor.tensorboard.synthetic import (
     Scenario,
     file_version_event,
     frame_record,

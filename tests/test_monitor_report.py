@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from core.monitor.report import checklist_text, read_findings
-from core.monitor.runs import read_run
-from core.monitor.synthetic import (
+from core.monitor.tensorboard.run import read_run
+from core.monitor.tensorboard.synthetic import (
     Scenario,
     file_version_event,
     frame_record,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.monitor.runs import read_run, restart_summary
+from core.monitor.runs import restart_summary
 from core.monitor.slime_metrics import infer_steps_per_rollout
-from core.monitor.synthetic import (
+from core.monitor.tensorboard.run import read_run
+from core.monitor.tensorboard.synthetic import (
     Scenario,
     file_version_event,
     scalar_event,

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 from core.monitor.sources import describe_found, find_runs, open_run
-from core.monitor.synthetic import slime_like_calls
+from core.monitor.tensorboard.synthetic import slime_like_calls
 from core.monitor.verdicts import run_verdicts
 from core.monitor.views import XAxis, rollout_alignment, shown_table
-from core.monitor.wandb_log import BLOCK, CHUNK_HEADER, FILE_HEADER, scan_wandb_bytes, scan_wandb_file
-from core.monitor.wandb_run import read_wandb_run
-from core.monitor.wandb_synthetic import WANDB_FIRST, WANDB_RESUMED
+from core.monitor.wandb.log import BLOCK, CHUNK_HEADER, FILE_HEADER, scan_wandb_bytes, scan_wandb_file
+from core.monitor.wandb.run import read_wandb_run
+from core.monitor.wandb.synthetic import WANDB_FIRST, WANDB_RESUMED
 
 pytestmark = pytest.mark.wandb_sdk
 FIRST, RESUMED = WANDB_FIRST, WANDB_RESUMED
@@ -87,7 +87,7 @@ def test_resumed_run_is_stitched_like_the_tensorboard_twin(wandb_root, tb_twin):
 
 def _history_record_offsets(path: Path) -> list[tuple[int, int]]:
     """(offset, length) of whole-record chunks that hold a history row, in file order."""
-    from core.monitor.wandb_proto import peek_class
+    from core.monitor.wandb.proto import peek_class
 
     peek = peek_class().FromString
     data = path.read_bytes()
@@ -188,7 +188,7 @@ def test_cli_names_a_file_that_is_not_a_wandb_run_file(tmp_path, capsys):
 
 
 def test_config_is_written_back_as_launch_arguments_and_checked(wandb_root):
-    from core.monitor.wandb_config import as_script_lines, check_config
+    from core.monitor.wandb.config import as_script_lines, check_config
 
     run = open_run(find_runs(wandb_root)[0])
     form, report = check_config(run.wandb.config, gpus=8)
@@ -203,7 +203,7 @@ def test_config_is_written_back_as_launch_arguments_and_checked(wandb_root):
 # -- hand-framed files (no SDK): the step rules and odd values ---------------------------------------------
 
 def _slime_metrics() -> list[bytes]:
-    from core.monitor.wandb_synthetic import SLIME_DEFINE_METRICS, metric_record
+    from core.monitor.wandb.synthetic import SLIME_DEFINE_METRICS, metric_record
 
     return [metric_record(m, s) for m, s in SLIME_DEFINE_METRICS]
 
@@ -211,7 +211,7 @@ def _slime_metrics() -> list[bytes]:
 def test_always_use_train_step_keeps_the_logged_rollout_steps(tmp_path):
     """With --wandb-always-use-train-step slime logs rollout/step = rollout_id * (optimizer steps per rollout)
     (slime/observability/metric_utils.py:120-123@624b824a); the reader keeps those steps, as TensorBoard does."""
-    from core.monitor.wandb_synthetic import frame_wandb_records, history_record
+    from core.monitor.wandb.synthetic import frame_wandb_records, history_record
 
     records = _slime_metrics()
     for r in range(12):
@@ -229,7 +229,7 @@ def test_always_use_train_step_keeps_the_logged_rollout_steps(tmp_path):
 
 
 def test_odd_values_rows_without_their_step_and_long_records(tmp_path):
-    from core.monitor.wandb_synthetic import frame_wandb_records, history_record
+    from core.monitor.wandb.synthetic import frame_wandb_records, history_record
 
     records = _slime_metrics() + [
         history_record({"rollout/raw_reward": 1.0, "rollout/step": 0, "_timestamp": 5.0}),
@@ -274,8 +274,8 @@ def test_without_wandb_installed_the_cli_says_how_to_get_it(tmp_path, monkeypatc
     import importlib.util
 
     from core.cli import main
-    from core.monitor import wandb_proto
-    from core.monitor.wandb_synthetic import frame_wandb_records
+    from core.monitor.wandb import proto as wandb_proto
+    from core.monitor.wandb.synthetic import frame_wandb_records
 
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
@@ -295,7 +295,7 @@ def test_without_wandb_installed_the_cli_says_how_to_get_it(tmp_path, monkeypatc
 
 def test_credentials_in_the_config_are_never_written_back():
     from core.launch import load_catalog
-    from core.monitor.wandb_config import config_to_args
+    from core.monitor.wandb.config import config_to_args
 
     form = config_to_args({"wandb_key": "abcd1234secret", "sglang_api_key": "s3", "rollout_batch_size": 8},
                           load_catalog())
@@ -304,7 +304,7 @@ def test_credentials_in_the_config_are_never_written_back():
 
 
 def test_config_says_how_many_optimizer_steps_per_rollout():
-    from core.monitor.wandb_config import steps_per_rollout_note
+    from core.monitor.wandb.config import steps_per_rollout_note
 
     note = steps_per_rollout_note({"rollout_batch_size": 32, "n_samples_per_prompt": 8, "global_batch_size": 128,
                                    "wandb_always_use_train_step": True})
@@ -317,7 +317,7 @@ SLIME_SRC = Path("/work/src/slime")
 
 @pytest.mark.skipif(not SLIME_SRC.is_dir(), reason="needs the slime checkout at the pinned commit")
 def test_cited_slime_lines_say_what_we_cite_them_for():
-    from core.monitor import wandb_log
+    from core.monitor.wandb import log as wandb_log
 
     expected = {
         wandb_log.SRC_DEFINE_METRIC: "def _init_wandb_common",

@@ -8,7 +8,7 @@ import pytest
 
 from core.memory.profile import Profile
 from core.memory.store import Store
-from core.monitor.synthetic import Scenario, write_slime_like_run
+from core.monitor.tensorboard.synthetic import Scenario, write_slime_like_run
 
 
 @pytest.fixture
@@ -204,7 +204,7 @@ def test_random_bytes_upload_is_not_recorded_as_done(app_env, make_app, roots, p
 
 
 def test_non_slime_scalars_are_started_with_what_is_missing(app_env, make_app, roots, private_tmp):
-    from core.monitor.synthetic import file_version_event, frame_record, scalar_event
+    from core.monitor.tensorboard.synthetic import file_version_event, frame_record, scalar_event
 
     data = b"".join(frame_record(x) for x in [file_version_event()] + [scalar_event("my/metric", 1.0, s)
                                                                         for s in range(20)])
@@ -218,7 +218,7 @@ def test_non_slime_scalars_are_started_with_what_is_missing(app_env, make_app, r
 
 
 def _reward_file(values) -> bytes:
-    from core.monitor.synthetic import file_version_event, frame_record, scalar_event
+    from core.monitor.tensorboard.synthetic import file_version_event, frame_record, scalar_event
 
     return b"".join(frame_record(x) for x in [file_version_event()] + [scalar_event("rollout/raw_reward", v, s)
                                                                         for s, v in enumerate(values)])

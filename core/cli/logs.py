@@ -21,7 +21,7 @@ from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import ordered_tags
 from core.monitor.sources import SOURCE_NAMES, find_runs, open_run
 from core.monitor.verdicts import Verdict, run_verdicts
-from core.monitor.wandb_proto import WandbProtoUnavailable
+from core.monitor.wandb.proto import WandbProtoUnavailable
 from core.paths import PathRefused, expand_user, file_kind
 
 EXIT_OK = 0
@@ -60,7 +60,7 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
     """Read every run under the given paths; problems with a path become messages, not exceptions.
 
     Only regular files are read, opened without blocking (core.paths.open_regular); directories are walked
-    without recursion and with bounds (core.monitor.runs.walk_runs), whose notes go to `notes`.
+    without recursion and with bounds (core.monitor.tensorboard.run.walk_runs), whose notes go to `notes`.
     """
     runs: list[RunData] = []
     problems: list[str] = []

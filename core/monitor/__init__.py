@@ -1,13 +1,21 @@
 """The training monitor: slime's TensorBoard logs and W&B run files read, stitched, smoothed, plotted and checked.
 
-Modules: `events` (one event file, damage found and read past), `cache` (diskcache by file identity),
-`runs` (runs, stitching of restarts, tbparse's frame rebuilt), `smoothing` (TensorBoard's EMA and
-outlier range), `views` (x axes, rollout alignment, shown table), `verdicts` (the checklist),
-`plots` (plotly figures), `archive` (uploads and zips, safely), `slime_metrics` (what slime logs).
-W&B: `wandb_proto` (the record messages, from the installed `wandb` package's definitions, without importing
-it), `wandb_log` (one `.wandb` file: framing, checksums, damage, history rows to scalars), `wandb_run` (runs
-grouped by id, cached, stitched), `wandb_config` (the logged config as launch arguments), `sources` (what a
-path holds, of either kind), `wandb_synthetic` (runs written by the SDK for tests and benchmarks).
+One sub-package per source, over a shared core at the top.
+Sources (each turns its files into the shared `FileScan` and `RunData`):
+- `tensorboard/`: `events` (one event file, damage found and read past), `crc` (TFRecord checksums),
+  `run` (a directory's event files read through the cache and stitched; tbparse's frame rebuilt),
+  `synthetic` (slime-like event files for tests and benchmarks).
+- `wandb/`: `proto` (the record messages, from the installed `wandb` package's definitions, without
+  importing it), `log` (one `.wandb` file: framing, checksums, damage, history rows to scalars), `run` (runs
+  grouped by id, cached, stitched), `config` (the logged config as launch arguments), `synthetic` (runs
+  written by the SDK for tests and benchmarks).
+- `gpu/`: GPU utilization sources (reserved).
+Shared core: `scan` (FileScan, Damage, appending, TensorBoard's purge rules), `runs` (RunData, the bounded
+directory walk, stitching of restarts), `cache` (diskcache by file identity) over `blob` (objects as data),
+`sources` (what a path holds, of any kind: the one module that dispatches to the sources), `views` (x axes,
+rollout alignment, shown table), `smoothing` (TensorBoard's EMA and outlier range), `verdicts` (the
+checklist), `report`, `plots` (plotly figures), `archive` (uploads and zips, safely), `slime_metrics` (what
+slime logs). Sources import the shared core; the shared core reaches a source only through `sources`.
 
 May import: the shared vocabulary, and the root of core.launch (a W&B run's logged config is checked as
 launch arguments).

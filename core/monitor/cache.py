@@ -1,7 +1,8 @@
-"""Re-opening runs fast: scans of event files kept in diskcache, keyed by the file's identity, as data.
+"""Re-opening runs fast: scans of log files kept in diskcache, keyed by the file's identity, as data.
 
 The key is (path, size, modification time). When a file has only grown since it was cached (a run still
-being written), only the appended bytes are read and joined to the cached scan. Entries written here carry
+being written), its reader (core.monitor.tensorboard.run, core.monitor.wandb.run) reads only the appended
+bytes and joins them to the cached scan. Entries written here carry
 the prefix `monitor:` and are trimmed to a byte budget so that they never crowd out the app's own records.
 """
 
@@ -10,13 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
 
 import diskcache
 
 from core.monitor import blob
-from core.monitor.events import FileScan, merge_appended, scan_event_bytes
-from core.paths import open_regular
 
 PREFIX = "monitor:"
 SCHEMA = 3
@@ -34,54 +32,12 @@ def scan_key(path: str, size: int, mtime_ns: int) -> str:
     return f"{PREFIX}scan:v{SCHEMA}:{path_id(path)}:{size}:{mtime_ns}"
 
 
-def _latest_key(path: str) -> str:
+def latest_key(path: str) -> str:
     return f"{PREFIX}latest:v{SCHEMA}:{path_id(path)}"
 
 
-def _digest(data: bytes) -> str:
+def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def read_scan(path: str | Path, cache: diskcache.Cache | None = None, *, on_progress=None) -> tuple[FileScan, str]:
-    """The scan of one event file and how it was obtained: "cached", "appended" or "read"."""
-    p = Path(path)
-    with open_regular(p) as fh:  # regular files only, opened without blocking
-        st = os.fstat(fh.fileno())
-        key = scan_key(str(p), st.st_size, st.st_mtime_ns)
-        if cache is not None:
-            hit = _load(cache, key)
-            if hit is not None:
-                return hit, "cached"
-        data = fh.read()
-    how = "read"
-    scan: FileScan | None = None
-    if cache is not None:
-        latest = get_json(cache, _latest_key(str(p)))
-        if isinstance(latest, dict) and latest.get("size", 0) < len(data):
-            old = _load(cache, latest.get("key", ""))
-            end = old.clean_end if old is not None else 0
-            lo = max(0, end - TAIL_CHECK)
-            if old is not None and 0 < end <= len(data) and _digest(data[lo:end]) == latest.get("tail_digest"):
-                tail = scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, start=end,
-                                        on_progress=on_progress)
-                scan = merge_appended(old, tail)
-                how = "appended"
-    if scan is None:
-        scan = scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, on_progress=on_progress)
-    if cache is not None:
-        _store(cache, key, scan)
-        lo = max(0, scan.clean_end - TAIL_CHECK)
-        set_json(cache, _latest_key(str(p)), {"key": key, "size": st.st_size,
-                                              "tail_digest": _digest(data[lo:scan.clean_end])})
-    return scan, how
-
-
-def _load(cache: diskcache.Cache, key: str) -> FileScan | None:
-    return load_blob(cache, key, FileScan)
-
-
-def _store(cache: diskcache.Cache, key: str, scan: FileScan) -> None:
-    store_blob(cache, key, scan)
 
 
 def run_key(identities: list[tuple[str, int, int]]) -> str:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from core.monitor.runs import ProgressFn, RunData, is_event_file, read_run, run_label, walk_runs
-from core.monitor.wandb_run import discover_wandb_runs, is_wandb_file, read_wandb_run
+from core.monitor.runs import ProgressFn, RunData, run_label
+from core.monitor.tensorboard.run import is_event_file, read_run, walk_runs
+from core.monitor.wandb.run import discover_wandb_runs, is_wandb_file, read_wandb_run
 
 SOURCE_NAMES = {"tensorboard": "TensorBoard", "wandb": "W&B"}
 

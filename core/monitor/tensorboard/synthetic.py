@@ -185,7 +185,7 @@ def frame_record(payload: bytes) -> bytes:
     """One TFRecord: length, masked CRC of the length, payload, masked CRC of the payload."""
     import struct
 
-    from core.monitor.crc import masked_crc32c
+    from core.monitor.tensorboard.crc import masked_crc32c
 
     header = struct.pack("<Q", len(payload))
     return (header + struct.pack("<I", masked_crc32c(header)) + payload

@@ -8,7 +8,7 @@ offline by wandb 0.31; online runs go through the same writer):
   and the data, 2-byte little-endian length, 1-byte type) and data; type 1 is a whole record, 2/3/4 the
   first, middle and last pieces of a record that spans blocks; fewer than 7 bytes left in a block are
   zero padding;
-- each record is a serialized `wandb_internal.Record` protobuf (see `wandb_proto`).
+- each record is a serialized `wandb_internal.Record` protobuf (see `proto`).
 
 A chunk whose checksum fails is dropped with the record it belongs to. When its length still points at a
 valid chunk it was the only loss; otherwise reading resumes at the next offset in the block where a chunk
@@ -28,6 +28,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import math
+import re
 import struct
 import zlib
 from dataclasses import dataclass, field, fields
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from pydantic import BaseModel
 
-from core.monitor.events import Damage, FileScan, merge_appended
+from core.monitor.scan import Damage, FileScan, merge_appended
 from core.pins import slime_source
 
 FILE_HEADER = b":W&B\xe1\xbe\x00"
@@ -46,6 +47,8 @@ FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
 MAX_RECORD = 64 * 1024 * 1024  # a history row is a few KiB; anything larger is not read
 MAX_CONFIG_KEYS = 5000
 SUMMARY_RECORDS_KEPT = 64  # the summary is each curve's last value plus what the last records set
+MAX_JSON_DEPTH = 64  # slime's config is flat (its parsed arguments); deeper values are skipped, not parsed
+MAX_KEY_SHOWN = 80
 
 # slime's step metrics when a file has lost (or never had) its define_metric records
 SLIME_STEP_METRICS = (("train/*", "train/step"), ("rollout/*", "rollout/step"), ("multi_turn/*", "rollout/step"),
@@ -75,6 +78,7 @@ class WandbRunInfo(BaseModel):
     config: dict = {}
     summary: dict = {}
     config_truncated: bool = False
+    skipped_values: list[str] = []  # config or summary keys whose value was nested too deep to read
 
 
 @dataclass
@@ -234,11 +238,48 @@ class _Chunks:
                      "dropped")))
 
 
+class TooDeep(ValueError):
+    """A JSON value nested more than MAX_JSON_DEPTH levels deep (parsing it would exhaust the stack)."""
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _too_deep(text: str) -> bool:
+    """Whether a JSON text opens more than MAX_JSON_DEPTH brackets at once (brackets in strings do not count)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    depth = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            return True
+    return False
+
+
 def _json(text: str):
+    """A logged JSON value; text that is not JSON stays text; raises TooDeep for a value nested too deep."""
+    if _too_deep(text):
+        raise TooDeep(text[:40])
     try:
         return json.loads(text)
+    except RecursionError as exc:  # a nesting _too_deep missed: still never a crash
+        raise TooDeep(text[:40]) from exc
     except ValueError:
         return text
+
+
+def _shown_key(key: str) -> str:
+    key = "".join(ch if ch.isprintable() else "?" for ch in key)
+    return key if len(key) <= MAX_KEY_SHOWN else key[:MAX_KEY_SHOWN - 3] + "..."
+
+
+def _skipped_damage(keys: list[str], where: str, offset: int, length: int) -> Damage:
+    shown = ", ".join(f"'{_shown_key(k)}'" for k in keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    return Damage(kind="skipped_value", offset=offset, length=length, message=(
+        f"{where} at byte {offset}: the value of {shown} is nested more than {MAX_JSON_DEPTH} levels deep; "
+        "it was skipped and the rest of the run was read"))
 
 
 def _item_key(item) -> str:
@@ -249,7 +290,7 @@ def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
                      prior: WandbScan | None = None, on_progress=None) -> WandbScan:
     """Read every record of a run file held in `data` from byte `start` (after `prior`, a scan of the bytes
     before it, whose metric definitions and last step values carry over)."""
-    from core.monitor.wandb_proto import peek_class, record_class
+    from core.monitor.wandb.proto import peek_class, record_class
 
     n = len(data)
     scan = WandbScan(path=path, size=n if size is None else size, mtime_ns=mtime_ns)
@@ -295,7 +336,7 @@ def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
             if on_progress is not None and rows.count % 4096 == 0:
                 on_progress(chunks.pos, n)
         elif kind == "summary":
-            summaries.append(bytes(record.summary))
+            summaries.append((offset, bytes(record.summary)))
             del summaries[:-SUMMARY_RECORDS_KEPT]
         elif kind == "metric":
             metric_rec = full.metric
@@ -304,9 +345,17 @@ def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
             elif metric_rec.name:
                 scan.step_names.append(metric_rec.name)
         elif kind == "run":
+            before = len(info.skipped_values)
             _read_run_record(full.run, info, config)
+            if len(info.skipped_values) > before:
+                scan.damage.append(_skipped_damage(info.skipped_values[before:], "the run record", offset,
+                                                   len(payload) + CHUNK_HEADER))
         elif kind == "config":
+            before = len(info.skipped_values)
             _apply_updates(config, full.config.update, full.config.remove, info)
+            if len(info.skipped_values) > before:
+                scan.damage.append(_skipped_damage(info.skipped_values[before:], "a config record", offset,
+                                                   len(payload) + CHUNK_HEADER))
         elif kind == "exit":
             info.exit_code = int(full.exit.exit_code)
             info.runtime_s = float(full.exit.runtime)
@@ -443,7 +492,7 @@ def _fill_forward(table: np.ndarray, carry: np.ndarray) -> np.ndarray:
 
 def _summary(scan: WandbScan, summaries: list[bytes]) -> dict:
     """The run's summary: each curve's last value, overlaid with the last summary records the file holds."""
-    from core.monitor.wandb_proto import summary_class
+    from core.monitor.wandb.proto import summary_class
 
     out: dict = {}
     if len(scan.tag_ids):
@@ -452,14 +501,27 @@ def _summary(scan: WandbScan, summaries: list[bytes]) -> dict:
         last = len(reverse) - 1 - at
         out = {scan.tags[int(t)]: float(scan.values[i]) for t, i in zip(tids.tolist(), last.tolist(), strict=True)}
     explicit: dict = {}
+    where: dict[str, tuple[int, int]] = {}
     parse = summary_class().FromString
-    for raw in summaries:
+    for offset, raw in summaries:
         try:
             record = parse(raw)
         except Exception:  # noqa: BLE001 - a record that fails to parse adds nothing
             continue
         _apply_updates(explicit, record.update, record.remove, None, parse=False)
-    out.update({k: _json(v) for k, v in explicit.items() if not k.startswith("_")})
+        for item in record.update:
+            where[_item_key(item)] = (offset, len(raw))
+    skipped: dict[tuple[int, int], list[str]] = {}
+    for k, v in explicit.items():
+        if k.startswith("_"):
+            continue
+        try:
+            out[k] = _json(v)
+        except TooDeep:
+            skipped.setdefault(where.get(k, (0, 0)), []).append(k)
+    for (offset, length), keys in skipped.items():
+        scan.info.skipped_values.extend(keys)
+        scan.damage.append(_skipped_damage(keys, "a summary record", offset, length))
     return out
 
 
@@ -498,7 +560,12 @@ def _apply_updates(target: dict, updates, removes, info: WandbRunInfo | None, pa
     for item in updates:
         key = _item_key(item)
         if key in target or len(target) < MAX_CONFIG_KEYS:
-            target[key] = _json(item.value_json) if parse else item.value_json
+            try:
+                target[key] = _json(item.value_json) if parse else item.value_json
+            except TooDeep:
+                target.pop(key, None)
+                if info is not None:
+                    info.skipped_values.append(key)
         elif info is not None:
             info.config_truncated = True
     for item in removes:
@@ -520,6 +587,7 @@ def merge_wandb(old: WandbScan, tail: WandbScan) -> WandbScan:
     info.config = {**old.info.config, **tail.info.config}
     info.summary = {**old.info.summary, **tail.info.summary}
     info.config_truncated = old.info.config_truncated or tail.info.config_truncated
+    info.skipped_values = old.info.skipped_values + tail.info.skipped_values
     out = WandbScan(**base, info=info, step_names=tail.step_names, step_globs=tail.step_globs,
                     last_step_values=tail.last_step_values, last_wall=tail.last_wall,
                     history_rows=old.history_rows + tail.history_rows)

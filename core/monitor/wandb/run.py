@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.monitor.cache import get_json, load_blob, path_id, scan_key, set_json, store_blob
-from core.monitor.events import accumulator_keep_mask
 from core.monitor.runs import (
     MAX_DIRS_WALKED,
     MAX_RUNS,
@@ -30,7 +29,8 @@ from core.monitor.runs import (
     iter_dirs,
     stitch,
 )
-from core.monitor.wandb_log import WandbRunInfo, WandbScan, merge_wandb, scan_wandb_bytes
+from core.monitor.scan import accumulator_keep_mask
+from core.monitor.wandb.log import WandbRunInfo, WandbScan, merge_wandb, scan_wandb_bytes
 from core.paths import open_regular
 
 WANDB_SUFFIX = ".wandb"
@@ -222,4 +222,5 @@ def merge_info(infos: list[WandbRunInfo]) -> WandbRunInfo:
         out.config = {**out.config, **info.config}
         out.summary = {**out.summary, **info.summary}
         out.config_truncated = out.config_truncated or info.config_truncated
+        out.skipped_values = out.skipped_values + info.skipped_values
     return out

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.monitor.synthetic import Scenario, slime_like_calls
+from core.monitor.tensorboard.synthetic import Scenario, slime_like_calls
 
 SLIME_DEFINE_METRICS = (("train/step", None), ("train/*", "train/step"), ("rollout/step", None),
                         ("rollout/*", "rollout/step"), ("multi_turn/*", "rollout/step"),
@@ -145,7 +145,7 @@ def frame_wandb_records(payloads: list[bytes]) -> bytes:
     import struct
     import zlib
 
-    from core.monitor.wandb_log import BLOCK, CHUNK_HEADER, FILE_HEADER, FIRST, FULL, LAST, MIDDLE
+    from core.monitor.wandb.log import BLOCK, CHUNK_HEADER, FILE_HEADER, FIRST, FULL, LAST, MIDDLE
 
     out = bytearray(FILE_HEADER)
     for payload in payloads:
@@ -170,7 +170,7 @@ def history_record(row: dict, num: int = 0) -> bytes:
     """A serialized history record with these keys and values (values are JSON-encoded as W&B does)."""
     import json
 
-    from core.monitor.wandb_proto import record_class
+    from core.monitor.wandb.proto import record_class
 
     record = record_class()(num=num)
     for key, value in row.items():
@@ -184,7 +184,7 @@ def history_record(row: dict, num: int = 0) -> bytes:
 
 
 def metric_record(name: str, step_metric: str | None = None) -> bytes:
-    from core.monitor.wandb_proto import record_class
+    from core.monitor.wandb.proto import record_class
 
     record = record_class()()
     if step_metric:

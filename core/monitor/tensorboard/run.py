@@ -1,0 +1,215 @@
+"""TensorBoard runs: a directory's event files found, each read (through the cache, appended bytes only
+when a file has grown), stitched into a run, and tbparse's frame rebuilt from the scans.
+
+A run is a directory that directly holds event files (files whose name contains "tfevents", the test
+TensorBoard uses), as in TensorBoard. slime writes one run per `--tb-experiment-name` under
+`tensorboard_log/<project>/<experiment>`, or into $TENSORBOARD_DIR
+(slime/observability/tensorboard_utils.py:34-47@624b824a), and every logging process (rollout manager,
+training actor) opens its own writer, so a run normally has several event files at once.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import diskcache
+import numpy as np
+import pandas as pd
+
+from core.monitor.cache import (
+    TAIL_CHECK,
+    digest,
+    get_json,
+    latest_key,
+    load_blob,
+    scan_key,
+    set_json,
+    store_blob,
+)
+from core.monitor.runs import (
+    MAX_DEPTH,
+    MAX_DIRS_WALKED,
+    MAX_RUNS,
+    FileReport,
+    ProgressFn,
+    RunData,
+    cached_run,
+    files_key,
+    iter_dirs,
+    stitch,
+)
+from core.monitor.scan import FileScan, accumulator_keep_mask, merge_appended
+from core.monitor.tensorboard.events import scan_event_bytes
+from core.paths import open_regular
+
+EVENT_FILE_MARK = "tfevents"
+
+
+def is_event_file(name: str) -> bool:
+    return EVENT_FILE_MARK in name
+
+
+def list_event_files(run_dir: Path) -> list[Path]:
+    """Event files directly in `run_dir`, in name order (the order TensorBoard reads them)."""
+    try:
+        entries = sorted(os.listdir(run_dir))
+    except OSError:
+        return []
+    out = []
+    for name in entries:
+        p = run_dir / name
+        if is_event_file(name) and p.is_file() and not p.is_symlink():
+            out.append(p)
+    return out
+
+
+def discover_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED) -> list[Path]:
+    """Directories under `root` (itself included) that directly hold event files; links are not followed."""
+    return walk_runs(root, max_dirs=max_dirs)[0]
+
+
+def walk_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED, max_depth: int = MAX_DEPTH,
+              max_runs: int = MAX_RUNS) -> tuple[list[Path], list[str]]:
+    """Run directories under `root`, and what the walk left out (a message each; empty when nothing was).
+
+    The walk is `iter_dirs`'s (iterative, bounded, links never followed); it also stops once `max_runs`
+    runs are found, and says so.
+    """
+    runs: list[Path] = []
+    notes: list[str] = []
+    for directory, file_names in iter_dirs(root, max_dirs=max_dirs, max_depth=max_depth, notes=notes):
+        if any(is_event_file(f) for f in file_names):
+            runs.append(directory)
+            if len(runs) >= max_runs:
+                notes.append(f"{root}: stopped at {max_runs} runs; narrow the path to read the others")
+                break
+    return sorted(runs), notes
+
+
+def read_scan(path: str | Path, cache: diskcache.Cache | None = None, *, on_progress=None) -> tuple[FileScan, str]:
+    """The scan of one event file and how it was obtained: "cached", "appended" or "read"."""
+    p = Path(path)
+    with open_regular(p) as fh:  # regular files only, opened without blocking
+        st = os.fstat(fh.fileno())
+        key = scan_key(str(p), st.st_size, st.st_mtime_ns)
+        if cache is not None:
+            hit = load_blob(cache, key, FileScan)
+            if hit is not None:
+                return hit, "cached"
+        data = fh.read()
+    how = "read"
+    scan: FileScan | None = None
+    if cache is not None:
+        latest = get_json(cache, latest_key(str(p)))
+        if isinstance(latest, dict) and latest.get("size", 0) < len(data):
+            old = load_blob(cache, latest.get("key", ""), FileScan)
+            end = old.clean_end if old is not None else 0
+            lo = max(0, end - TAIL_CHECK)
+            if old is not None and 0 < end <= len(data) and digest(data[lo:end]) == latest.get("tail_digest"):
+                tail = scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, start=end,
+                                        on_progress=on_progress)
+                scan = merge_appended(old, tail)
+                how = "appended"
+    if scan is None:
+        scan = scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, on_progress=on_progress)
+    if cache is not None:
+        store_blob(cache, key, scan)
+        lo = max(0, scan.clean_end - TAIL_CHECK)
+        set_json(cache, latest_key(str(p)), {"key": key, "size": st.st_size,
+                                              "tail_digest": digest(data[lo:scan.clean_end])})
+    return scan, how
+
+
+def read_run(run_dir: str | Path, *, name: str | None = None, cache=None, on_progress: ProgressFn | None = None,
+             files: list[Path] | None = None) -> RunData:
+    """Read every event file of a run (with the cache when given), then stitch each tag."""
+    run_dir = Path(run_dir)
+    paths = files if files is not None else list_event_files(run_dir)
+    stats, key = files_key(paths)
+    hit = cached_run(cache, key, name or run_dir.name, run_dir.name, on_progress)
+    if hit is not None:
+        return hit
+    run = RunData(name=name or run_dir.name, path=str(run_dir))
+    sizes = [max(1, st.st_size) for st in stats]
+    total = float(sum(sizes)) or 1.0
+    done = 0.0
+    for p, size in zip(paths, sizes, strict=True):
+        def progress(pos: int, n: int, base=done, size=size, label=p.name) -> None:
+            if on_progress is not None:
+                on_progress(min(1.0, (base + size * (pos / max(n, 1))) / total), label)
+
+        scan, how = read_scan(p, cache, on_progress=progress)
+        done += size
+        run.scans.append(scan)
+        compat_kept = int(accumulator_keep_mask(scan, compatible=True).sum())
+        run.files.append(FileReport(
+            name=p.name, size=scan.size, scalars=len(scan.steps), tags=len(scan.tags), how=how,
+            damage=scan.damage, lost_vs_tbparse=max(0, len(scan.steps) - compat_kept),
+            looks_like_events=scan.looks_like_events, tbparse_would_raise=scan.tbparse_would_raise,
+            non_scalar_values=scan.non_scalar_values))
+        if on_progress is not None:
+            on_progress(done / total, p.name)
+    stitch(run)
+    if cache is not None:
+        store_blob(cache, key, replace(run, scans=[]))
+    return run
+
+
+# -- tbparse's DataFrame, rebuilt exactly from scans ------------------------------------------------------
+
+def _file_frame(scan: FileScan | None) -> pd.DataFrame:
+    """The frame tbparse builds for one file (SummaryReader(..., extra_columns={'wall_time'}))."""
+    if scan is None or not scan.compat_scalars:
+        return pd.DataFrame.from_dict({"wall_time": []})
+    keep = accumulator_keep_mask(scan, compatible=True)
+    n = scan.compat_scalars
+    tag_ids = scan.tag_ids[:n][keep]
+    order = np.argsort(tag_ids, kind="stable")  # tags grouped in first-seen order, then record order
+    tags = np.array(scan.tags, dtype=object)
+    return pd.DataFrame.from_dict({
+        "step": scan.steps[:n][keep][order],
+        "tag": list(tags[tag_ids[order]]),
+        "value": scan.values[:n][keep][order],
+        "wall_time": scan.wall_times[:n][keep][order],
+    })
+
+
+def tbparse_frame(path: str | Path, scans: dict[str, FileScan] | None = None, cache=None) -> pd.DataFrame:
+    """What `tbparse.SummaryReader(path, extra_columns={'wall_time'}).scalars` returns, built from our reader.
+
+    Mirrors tbparse's walk: every entry of a directory in name order (subdirectories recursively), one frame
+    per file (files whose name lacks "tfevents" contribute an empty frame), concatenated, then sorted by
+    tag and step. Raises ValueError where tbparse would raise (a checksum-valid record that is no Event).
+    """
+    p = Path(path)
+    if p.is_file():
+        return _finish([_leaf(p, scans, cache)])
+    frames = []
+    for name in sorted(os.listdir(p)):
+        child = p / name
+        frames.append(tbparse_frame(child, scans, cache) if child.is_dir() else _finish([_leaf(child, scans, cache)]))
+    return _finish(frames)
+
+
+def _leaf(p: Path, scans: dict[str, FileScan] | None, cache) -> pd.DataFrame:
+    if not is_event_file(p.name):
+        return _file_frame(None)
+    scan = scans.get(str(p)) if scans else None
+    if scan is None:
+        scan, _ = read_scan(p, cache)
+    if scan.tbparse_would_raise:
+        raise ValueError(f"tbparse would raise on {p}: a record passes its checksums but is not an Event")
+    return _file_frame(scan)
+
+
+def _finish(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if f is not None]
+    if not frames:
+        return pd.DataFrame()
+    stacked = pd.concat(frames, ignore_index=True)
+    if stacked.empty:
+        return pd.DataFrame()
+    by = [c for c in ("tag", "step") if c in stacked.columns]
+    return stacked.sort_values(by, ignore_index=True)
