@@ -29,8 +29,8 @@ from core.monitor.gpu.synthetic import (
     write_wandb_stats_file,
 )
 from core.monitor.gpu.wandb_stats import read_wandb_stats
-from core.monitor.synthetic import Scenario
-from core.monitor.wandb_synthetic import frame_wandb_records
+from core.monitor.tensorboard.synthetic import Scenario
+from core.monitor.wandb.synthetic import frame_wandb_records
 
 SMALL = Scenario(rollouts=6, seed=3)
 LAYOUT = Layout(nodes=2, gpus_per_node=4, training_gpus=4, idle=[(1, 3)])
@@ -193,7 +193,7 @@ def test_not_a_wandb_file_and_no_stats(tmp_path):
     junk.write_bytes(b"not a w&b file at all")
     series, hosts, report = read_wandb_stats(junk, budget())
     assert (series, hosts, report.kind) == ([], [], "none") and "not a W&B run file" in report.notes[0]
-    from core.monitor.wandb_synthetic import history_record
+    from core.monitor.wandb.synthetic import history_record
 
     empty = tmp_path / "run-e.wandb"
     empty.write_bytes(frame_wandb_records([history_record({"rollout/raw_reward": 1.0, "rollout/step": 1})]))
@@ -204,7 +204,7 @@ def test_not_a_wandb_file_and_no_stats(tmp_path):
 @pytest.mark.wandb_sdk
 def test_system_metrics_the_sdk_writes_are_read(tmp_path):
     wandb = pytest.importorskip("wandb")
-    from core.monitor.wandb_synthetic import offline_wandb
+    from core.monitor.wandb.synthetic import offline_wandb
 
     with offline_wandb(tmp_path):
         run = wandb.init(project="slime-test", id="sysmetrics", dir=str(tmp_path), settings=wandb.Settings(

@@ -9,7 +9,8 @@ Sources (each turns its files into the shared `FileScan` and `RunData`):
   importing it), `log` (one `.wandb` file: framing, checksums, damage, history rows to scalars), `run` (runs
   grouped by id, cached, stitched), `config` (the logged config as launch arguments), `synthetic` (runs
   written by the SDK for tests and benchmarks).
-- `gpu/`: GPU utilization sources (reserved).
+- `gpu/`: GPU data (W&B system metrics, nvidia-smi CSV logs, slime's Memory-Usage lines) as per-GPU series, and the
+  "GPUs are busy" check on them (see its package docstring).
 Shared core: `scan` (FileScan, Damage, appending, TensorBoard's purge rules), `runs` (RunData, the bounded
 directory walk, stitching of restarts), `cache` (diskcache by file identity) over `blob` (objects as data),
 `sources` (what a path holds, of any kind: the one module that dispatches to the sources), `views` (x axes,

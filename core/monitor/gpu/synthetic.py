@@ -1,6 +1,6 @@
 """GPU logs shaped like a slime run's, for tests, benchmarks and the README's screenshot.
 
-The timeline follows `core.monitor.synthetic.slime_like_calls`: each rollout generates (rollout GPUs
+The timeline follows `core.monitor.tensorboard.synthetic.slime_like_calls`: each rollout generates (rollout GPUs
 busy), then trains (training GPUs busy), then updates the weights, with the same wall times as the
 synthetic TensorBoard and W&B runs. A layout is colocated (every GPU does both) or disaggregated
 (training GPUs first, rollout GPUs after them, as slime's placement group orders them). The files are
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.monitor.synthetic import Scenario, slime_like_calls
+from core.monitor.tensorboard.synthetic import Scenario, slime_like_calls
 
 
 @dataclass
@@ -167,7 +167,7 @@ def stats_record(timestamp: float, items: dict[str, float]) -> bytes:
     """A serialized W&B `stats` record (system metrics) with these keys and values."""
     import json
 
-    from core.monitor.wandb_proto import record_class
+    from core.monitor.wandb.proto import record_class
 
     record = record_class()()
     record.stats.stats_type = 0  # SYSTEM
@@ -181,7 +181,7 @@ def stats_record(timestamp: float, items: dict[str, float]) -> bytes:
 
 
 def run_record(run_id: str, host: str, start: float) -> bytes:
-    from core.monitor.wandb_proto import record_class
+    from core.monitor.wandb.proto import record_class
 
     record = record_class()()
     record.run.run_id = run_id
@@ -212,7 +212,7 @@ def write_wandb_stats_file(root: str | Path, layout: Layout, node: int, run_id: 
                            scenario: Scenario | None = None, seq: int = 0, history: list[bytes] = ()) -> Path:
     """A W&B run file as a writer on `node` leaves it: a run record (with the host), system metrics, and the
     given history records; placed as W&B places a run's files (`wandb/offline-run-<time>-<id>[-N]/`)."""
-    from core.monitor.wandb_synthetic import frame_wandb_records
+    from core.monitor.wandb.synthetic import frame_wandb_records
 
     s = scenario or Scenario()
     stamp = time.strftime("%Y%m%d_%H%M%S", time.gmtime(s.wall_start))

@@ -8,7 +8,7 @@ W&B writer in the driver, the rollout manager and the main Megatron rank, each o
 (`init_wandb_secondary`, slime/observability/wandb_utils.py:123-165@624b824a), so a run's files together
 cover the nodes those processes ran on; several writers on one node report the same GPUs (kept once).
 
-The file is walked block by block (32 KiB, W&B's LevelDB-style framing, see `core.monitor.wandb_log`) with
+The file is walked block by block (32 KiB, W&B's LevelDB-style framing, see `core.monitor.wandb.log`) with
 bounded memory; only `stats` and `run` records are decoded: every other record is recognised by its
 first field tag and skipped without parsing. A chunk that fails its checksum costs the rest of its block.
 """
@@ -51,7 +51,7 @@ SRC_WANDB_WRITERS = "slime/observability/wandb_utils.py:123-165@624b824a"
 def _classes():
     from google.protobuf.message_factory import GetMessageClass
 
-    from core.monitor.wandb_proto import record_class
+    from core.monitor.wandb.proto import record_class
 
     fields = record_class().DESCRIPTOR.fields_by_name
     return (GetMessageClass(fields["stats"].message_type), GetMessageClass(fields["run"].message_type))
