@@ -15,6 +15,14 @@ import math
 import os
 import stat
 
+from core.cli.gpu_report import (
+    add_gpu_arguments,
+    gpu_files_json,
+    gpus_json,
+    gpus_of,
+    named_gpu_logs,
+    render_gpus_text,
+)
 from core.cli.output import say, write_json, write_text
 from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
 from core.monitor.runs import RunData, restart_summary
@@ -53,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="read every file afresh instead of reusing the parsed logs the app keeps in its cache "
                              "(the same cache as the Monitor page, under SLIME_ASSISTANT_HOME)")
+    add_gpu_arguments(parser)
     parser.set_defaults(func=handle_logs)
 
 
@@ -208,10 +217,12 @@ def handle_logs(args: argparse.Namespace) -> int:
     notes: list[str] = []
     cache = open_cache(not args.no_cache, notes)
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
-    results = [(run, run_verdicts(run)) for run in runs]
+    gpus = gpus_of(runs, named_gpu_logs(args.gpu_log, problems))  # GPU data: the run's, found, and --gpu-log
+    results = [(run, run_verdicts(run) + [g.verdict()]) for run, g in zip(runs, gpus, strict=True)]
     code = exit_code(results, problems)
     if args.format == "json":
-        payload = {"runs": [_finite_json(run_to_json(r, v)) for r, v in results], "exit_code": code}
+        payload = {"runs": [_finite_json({**run_to_json(r, v), "gpus": gpus_json(g), "gpu_data": gpu_files_json(g)})
+                            for (r, v), g in zip(results, gpus, strict=True)], "exit_code": code}
         if problems:
             payload["problems"] = problems
         if notes:
@@ -223,7 +234,8 @@ def handle_logs(args: argparse.Namespace) -> int:
         for note in notes:
             say(f"note: {note}")
         if results:
-            write_text("\n\n".join(render_run_text(r, v) for r, v in results))
+            write_text("\n\n".join("\n".join([render_run_text(r, v), *render_gpus_text(g)])
+                                     for (r, v), g in zip(results, gpus, strict=True)))
         for run, verdicts in results:
             if run.scalar_count() and all(v.status == "unknown" for v in verdicts):
                 say(f"note: {run.path}: no check had enough data to judge this run")

@@ -37,8 +37,8 @@ SRC_MEM_FRACTION = sglang_source("python/sglang/srt/server_args.py", 631)
 UTILIZATION_DEFINITION = "nvidia-smi --help-query-gpu (utilization.gpu)"
 THRESHOLDS = {"idle_below_pct": IDLE_UTILIZATION, "stays_idle_fraction": 0.95, "busy_median_pct": 50.0,
               "idle_fraction_warn": 0.5, "memory_full_fraction": 0.97, "min_samples": 10}
-THRESHOLDS_FROM = ("this project's rules of thumb (slime sets none), on nvidia-smi's utilization.gpu: the share of "
-                   "each sample period in which a kernel ran (" + UTILIZATION_DEFINITION + ")")
+THRESHOLDS_FROM = ("this project's rules of thumb (slime sets none) on utilization.gpu, the share of time a kernel "
+                   "ran (" + UTILIZATION_DEFINITION + ")")
 PREFERRED_SOURCES = ("nvidia-smi", "wandb")
 
 
@@ -120,9 +120,9 @@ def check_gpus_busy(data: GpuData | None, phases: Phases | None = None, looked_i
         util = np.concatenate([_finite(s.utilization) for s in members])
         median = float(np.median(util))
         idle = float((util < t["idle_below_pct"]).mean())
-        ev[f"utilization_median:{role}"] = round(median, 1)
-        ev[f"idle_fraction:{role}"] = round(idle, 3)
-        ev[f"gpus:{role}"] = len(members)
+        ev[f"{role}:utilization_median"] = round(median, 1)
+        ev[f"{role}:idle_fraction"] = round(idle, 3)
+        ev[f"{role}:gpus"] = len(members)
         if median < t["busy_median_pct"] or idle > t["idle_fraction_warn"]:
             status = "warn"
             problems.append(f"{_role_words(role, len(members))} {median:.0f}% median, idle {idle:.0%} of the time")
@@ -146,8 +146,7 @@ def check_gpus_busy(data: GpuData | None, phases: Phases | None = None, looked_i
                       "turn on recomputation (see the GPU memory card).")
         cards.append("gpu-memory")
     if any(s.role == "rollout" for s in group):
-        ev["rollout_memory_note"] = (f"SGLang reserves a fixed share of memory up front ({SRC_MEM_FRACTION}), so "
-                                     "rollout GPUs near full memory are expected")
+        ev["rollout_memory_note"] = f"near full is expected: SGLang reserves memory up front ({SRC_MEM_FRACTION})"
     ev["phases_from_run"] = "yes" if phases.known else "no (perf/rollout_time, perf/train_time not in this run)"
     ev["thresholds"] = (f"idle below {t['idle_below_pct']:g}%; stays idle at {t['stays_idle_fraction']:.0%} idle; "
                         f"busy median {t['busy_median_pct']:g}%; idle share warn above "
@@ -157,7 +156,7 @@ def check_gpus_busy(data: GpuData | None, phases: Phases | None = None, looked_i
         cards.append("async-training")
     other = [SOURCE_LABELS[x] for x in data.sources() if x != source]
     also = f" (also read: {', '.join(other)})" if other else ""
-    medians = "; ".join(f"{_role_words(r, ev[f'gpus:{r}'])} {ev[f'utilization_median:{r}']:.0f}% median"
+    medians = "; ".join(f"{_role_words(r, ev[f'{r}:gpus'])} {ev[f'{r}:utilization_median']:.0f}% median"
                         for r in roles)
     if status == "ok":
         return Verdict(code=CODE, title=TITLE, status="ok", evidence=ev, source=SRC_PLACEMENT, cards=cards,
@@ -214,5 +213,5 @@ def _memory_evidence(series: list[GpuSeries]) -> dict:
         fractions = [summarize(s).memory_max_fraction for s in series if s.role == role]
         fractions = [f for f in fractions if f is not None]
         if fractions:
-            out[f"memory_max_fraction:{role}"] = round(max(fractions), 3)
+            out[f"{role}:memory_max_fraction"] = round(max(fractions), 3)
     return out
