@@ -127,8 +127,8 @@ def shift_to_run(data: GpuData, phases: Phases, run_span: tuple[float, float] | 
             if source == "slime-log":
                 for m in data.marks:
                     m.time += best
-            notes.append(f"the {source} times were read as UTC but fit the run's own clock only "
-                         f"{best / 3600:+g} h later (the node's local time zone); they were moved by that much")
+            notes.append(f"the {source} times (the node's local time, read as UTC) were moved by {best / 3600:+g} h "
+                         "to match the run's own clock")
     return notes
 
 

@@ -107,10 +107,10 @@ def _smi_time(t: float) -> str:
 
 def write_nvidia_smi_csv(path: str | Path, layout: Layout, node: int = 0, scenario: Scenario | None = None, *,
                          header: bool = True, units: bool = True, interval: float = 5.0, with_name: bool = False,
-                         columns: int = 7) -> Path:
+                         columns: int = 7, utc_offset_hours: float = 0.0) -> Path:
     """One node's `nvidia-smi --query-gpu=timestamp,index[,name],utilization.gpu,memory.used,memory.total,
     power.draw,temperature.gpu --format=csv[,noheader][,nounits] -l 5` output (`columns=5` stops after
-    memory.total, the issue's query)."""
+    memory.total, the issue's query; `utc_offset_hours` writes a node's local time, as nvidia-smi does)."""
     rows = [r for r in gpu_samples(layout, scenario, interval) if r[0] == node]
     lines = []
     names = ["timestamp", "index", "name", "utilization.gpu [%]", "memory.used [MiB]", "memory.total [MiB]",
@@ -122,7 +122,7 @@ def write_nvidia_smi_csv(path: str | Path, layout: Layout, node: int = 0, scenar
     for k in range(len(rows[0][3])):
         for _, index, _, t, util, mem in rows:
             power = 80.0 + 6.0 * util[k]
-            cells = [_smi_time(float(t[k])), str(index), "NVIDIA H100 80GB HBM3", u(int(util[k]), "%"),
+            cells = [_smi_time(float(t[k]) + utc_offset_hours * 3600), str(index), "NVIDIA H100 80GB HBM3", u(int(util[k]), "%"),
                      u(int(mem[k]), "MiB"), u(int(layout.memory_total_mib), "MiB"), u(f"{power:.2f}", "W"),
                      str(40 + int(util[k] // 5))]
             lines.append(", ".join(cells[i] for i in keep))
