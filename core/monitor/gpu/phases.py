@@ -2,8 +2,8 @@
 
 Phases come from the run's own curves: `perf/rollout_time` is logged when a rollout's generation ends
 (`log_rollout_data`, slime/observability/rollout_metrics.py:256-267@624b824a), so generation ran from that
-point's wall time minus its value; `perf/train_time` is the `train` timer of the actor
-(slime/backends/megatron_utils/actor.py:433@624b824a), logged when training ends. In train.py a step is
+point's wall time minus its value; `perf/train_time` is the actor's "train" timer, opened beside the
+`inverse_timer` of its wait (slime/backends/megatron_utils/actor.py:433@624b824a), logged when training ends. In train.py a step is
 generate, train, then `update_weights` before the next rollout (train.py:49-85@624b824a), and the update's
 timer is logged with the next step's perf values, so an update is placed just before the next generation.
 slime's Memory-Usage lines around `update_weights` (slime/backends/megatron_utils/actor.py:639-641@624b824a)
