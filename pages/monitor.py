@@ -36,6 +36,7 @@ from ui.common import (
     require_profile,
     show_findings,
 )
+from ui.gpu import gpu_section, gpus_for, named_gpu_logs
 from ui.memory import PageMemory
 
 ensure_app_frame()
@@ -249,11 +250,13 @@ if findings:
                      expanded=any(f.severity.value != "info" for f in findings)):
         show_findings(findings, key_prefix="mon_read")
 
+gpus = gpus_for(runs, named_gpu_logs(memory))  # W&B system metrics, GPU logs in the run folders, the listed ones
+
 st.subheader("2. Is it working?")
 steps_override = memory.widget(st.number_input, "Optimizer steps per rollout (0 = work it out from the logs)",
                                "steps_per_rollout", 0, min_value=0, max_value=100_000, step=1)
 alignments = {run.name: rollout_alignment(run, int(steps_override) or None) for run in runs}
-results = [(run, run_verdicts(run)) for run in runs]
+results = [(run, run_verdicts(run) + [gpus[run.name].verdict()]) for run in runs]
 for run in runs:
     if not run.scalar_count():
         st.warning(f"{plain(run.name)}: {MISSING_NO_SCALARS}, so its checklist has nothing to judge.",
@@ -322,6 +325,8 @@ for tag in shown_tags:
 table = shown_table(runs, shown_tags, axis, weight, alignments)
 st.download_button("Download what is shown (CSV)", table.to_csv(index=False).encode(), file_name="monitor.csv",
                    mime="text/csv", key="mon_csv", disabled=table.empty)
+
+gpu_section(runs, gpus, memory)
 
 wandb_runs = [r for r in runs if r.source == "wandb" and r.wandb is not None]
 if wandb_runs:
