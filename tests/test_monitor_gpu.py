@@ -332,3 +332,18 @@ def test_garbage_wandb_file_does_not_crash(tmp_path):
     path.write_bytes(b":W&B\xe1\xbe\x00" + chunk)
     series, _, report = read_wandb_stats(path, budget())
     assert series == [] and any("could not be decoded" in n for n in report.notes)
+
+
+def test_a_file_that_grows_while_read_ends_where_it_was_when_opened(tmp_path):
+    path = write_nvidia_smi_csv(tmp_path / "gpu-n.csv", Layout(gpus_per_node=1), 0, SMALL)
+    lines_before = path.read_text(encoding="utf-8").count("\n")
+    stats = reading.LineStats()
+    seen = 0
+    with path.open("ab") as grower:
+        for _ in reading.iter_lines(path, stats):
+            seen += 1
+            if seen % 100 == 1:  # nvidia-smi -l keeps writing while we read
+                grower.write(b"2026/12/03 07:00:00.000, 0, 1 %, 1 MiB, 2 MiB, 1 W, 30\n" * 20_000)
+                grower.flush()
+    assert seen == lines_before
+    assert path.stat().st_size > 1_000_000
