@@ -30,6 +30,7 @@ FIELDS = {"timestamp": "time", "index": "index", "name": "name", "utilization.gp
           "power.draw.instant": "power", "power.draw.average": "power", "temperature.gpu": "temperature",
           "uuid": "uuid", "pci.bus_id": "bus"}
 NUMERIC = ("utilization", "memory_used", "memory_total", "power", "temperature")
+NAN = float("nan")
 MISSING = {"", "[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[GPU is lost]", "[Insufficient Permissions]"}
 UNIT_FACTORS = {"MiB": 1.0, "GiB": 1024.0, "KiB": 1 / 1024, "MB": 1e6 / 2**20, "GB": 1e9 / 2**20}
 
@@ -93,6 +94,15 @@ class _Gpu:
         self.name = ""
 
 
+def _units(header: list[str]) -> list[str]:
+    """Each column's value suffix as the header names it (`memory.used [MiB]` -> " MiB"), "" when none."""
+    out = []
+    for cell in header:
+        _, sep, unit = cell.strip().partition(" [")
+        out.append(" " + unit.rstrip("]") if sep else "")
+    return out
+
+
 def read_nvidia_smi(path: str | Path, node: str, budget: list[int]) -> tuple[list[GpuSeries], GpuFileReport]:
     """Every GPU of one nvidia-smi CSV log, as series; `budget` is the samples still allowed in this read
     (one int in a list, decreased here)."""
@@ -105,48 +115,62 @@ def read_nvidia_smi(path: str | Path, node: str, budget: list[int]) -> tuple[lis
     skipped = 0
     full = False
     first_bad: str | None = None
+    layout: tuple = ()  # (columns, time column, index column, [(key, column, suffix)], name column)
     for line in iter_lines(path, stats):
-        if not line.strip():
-            continue
         cells = line.split(",")
-        if looks_like_header(cells):
-            names = _column_names(cells)
-            if "time" not in names or "index" not in names:
-                report.notes.append("a header without a timestamp or an index column: lines after it cannot be "
-                                    "placed in time or on a GPU (query timestamp and index too)")
-                names = []
-            continue
-        if names is None:
-            if len(cells) in (5, len(RECOMMENDED_QUERY)):
-                names = [FIELDS[f] for f in RECOMMENDED_QUERY[:len(cells)]]
-                assumed = True
-            else:
-                names = []
-                report.notes.append(f"no header line and {len(cells)} column(s): the columns cannot be told "
-                                    "apart; record without `noheader`, or in the order " + ",".join(RECOMMENDED_QUERY))
-        if len(cells) != len(names) or not names:
+        if len(cells) != len(layout and layout[0] or ()) or not layout:
+            if not line.strip():
+                continue
+            if looks_like_header(cells):
+                names = _column_names(cells)
+                if "time" not in names or "index" not in names:
+                    report.notes.append("a header without a timestamp or an index column: lines after it cannot "
+                                        "be placed in time or on a GPU (query timestamp and index too)")
+                    names = []
+                layout = _layout(names, _units(cells)) if names else ()
+                continue
+            if names is None:
+                if len(cells) in (5, len(RECOMMENDED_QUERY)):
+                    names = [FIELDS[f] for f in RECOMMENDED_QUERY[:len(cells)]]
+                    layout = _layout(names, [""] * len(names))
+                    assumed = True
+                else:
+                    names = []
+                    report.notes.append(f"no header line and {len(cells)} column(s): the columns cannot be told "
+                                        "apart; record without `noheader`, or in the order "
+                                        + ",".join(RECOMMENDED_QUERY))
+            if not layout or len(cells) != len(layout[0]):
+                skipped += 1
+                first_bad = first_bad or line
+                continue
+        _, at_time, at_index, numeric, at_name = layout
+        t = clock(cells[at_time])
+        text = cells[at_index].strip()
+        if t is None or not text.isdigit() or len(text) > 4:
             skipped += 1
             first_bad = first_bad or line
             continue
-        row = dict(zip(names, cells, strict=True))
-        t = clock(row.get("time", ""))
-        ident = _gpu_index(row)
-        if t is None or ident is None:
-            skipped += 1
-            first_bad = first_bad or line
-            continue
+        ident = int(text)
         gpu = gpus.get(ident)
         if gpu is None:
             gpu = gpus[ident] = _Gpu()
-        if len(gpu.columns["time"]) >= MAX_SAMPLES_PER_SERIES or budget[0] <= 0:
+        columns = gpu.columns
+        if len(columns["time"]) >= MAX_SAMPLES_PER_SERIES or budget[0] <= 0:
             full = True
             continue
         budget[0] -= 1
-        gpu.columns["time"].append(t)
-        for key in NUMERIC:
-            gpu.columns[key].append(_number(row[key]) if key in row else float("nan"))
-        if not gpu.name and row.get("name"):
-            gpu.name = row["name"].strip()[:80]
+        columns["time"].append(t)
+        for key, at, suffix in numeric:
+            if at < 0:
+                columns[key].append(NAN)
+                continue
+            cell = cells[at]
+            try:
+                columns[key].append(float(cell[:-len(suffix)] if suffix and cell.endswith(suffix) else cell))
+            except ValueError:
+                columns[key].append(_number(cell))
+        if at_name >= 0 and not gpu.name:
+            gpu.name = cells[at_name].strip()[:80]
     if assumed:
         report.notes.append("no header line: the columns were read in the order " + ",".join(
             RECOMMENDED_QUERY[:len(names or [])]))
@@ -175,8 +199,8 @@ def read_nvidia_smi(path: str | Path, node: str, budget: list[int]) -> tuple[lis
     return out, report
 
 
-def _gpu_index(row: dict) -> int | None:
-    text = row.get("index", "").strip()
-    if text.isdigit() and len(text) <= 4:
-        return int(text)
-    return None
+def _layout(names: list[str | None], units: list[str]) -> tuple:
+    """Where each field is in a line of this header: (columns, time, index, [(field, column, unit)], name)."""
+    at = {name: i for i, name in reversed(list(enumerate(names))) if name}
+    numeric = [(key, at.get(key, -1), units[at[key]] if key in at else "") for key in NUMERIC]
+    return (names, at["time"], at["index"], numeric, at.get("name", -1))

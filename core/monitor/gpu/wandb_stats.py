@@ -206,28 +206,37 @@ def read_wandb_stats(path: str | Path, budget: list[int], node_hint: str = "") -
     return series, host_series, report
 
 
+@lru_cache(maxsize=65536)
+def _parse_key(key: str, default_node: str) -> tuple[str, str, int, str] | None:
+    """("gpu", node, index, field) or ("host", node, -1, field) for a system-metrics key; None for the others
+    (keys repeat in every record, so each is parsed once)."""
+    m = GPU_KEY.match(key)
+    if m:
+        metric = GPU_METRICS.get(m.group("metric"))
+        return ("gpu", m.group("label") or default_node, int(m.group("index")), metric) if metric else None
+    h = HOST_KEY.match(key)
+    if h:
+        name = h.group("metric")
+        return ("host", h.group("label") or default_node, -1, "per_cpu" if name.endswith("cpu_percent") else name)
+    return None
+
+
 def _add_sample(items, t: float, default_node: str, gpus: dict, hosts: dict, budget: list[int]) -> bool:
     """One stats record into the per-GPU and per-node columns; True when a series is full."""
     values: dict[tuple[str, int], dict[str, float]] = {}
     host_values: dict[str, dict[str, list[float]]] = {}
     for item in items:
-        key = item.key
-        m = GPU_KEY.match(key)
+        parsed = _parse_key(item.key, default_node)
+        if parsed is None:
+            continue
         try:
             value = float(item.value_json)
         except ValueError:
             continue
-        if m:
-            metric = GPU_METRICS.get(m.group("metric"))
-            if metric:
-                node = m.group("label") or default_node
-                values.setdefault((node, int(m.group("index"))), {})[metric] = value
-            continue
-        h = HOST_KEY.match(key)
-        if h:
-            node = h.group("label") or default_node
-            name = h.group("metric")
-            slot = "per_cpu" if name.endswith("cpu_percent") else name
+        kind, node, index, slot = parsed
+        if kind == "gpu":
+            values.setdefault((node, index), {})[slot] = value
+        else:
             host_values.setdefault(node, {}).setdefault(slot, []).append(value)
     full = False
     for ident, metrics in values.items():
