@@ -23,6 +23,7 @@ from ui.common import plain
 CACHE_KEY = "mon_gpu_reads"
 MAX_KEPT = 8
 METRIC_LABELS = {"utilization": "Utilization (%)", "memory_used": "Memory used (GiB)"}
+METRIC_TITLES = {"utilization": "GPU utilization", "memory_used": "GPU memory used"}
 
 
 def named_gpu_logs(memory) -> list[str]:
@@ -99,7 +100,7 @@ def gpu_section(runs: list[RunData], gpus: dict[str, RunGpus], memory) -> None:
             series = [s for s in g.data.series if s.source == source]
             if metric == "utilization" and source == "slime-log":
                 continue  # Memory-Usage lines carry memory only
-            fig = gpu_figure(series, g.phases, metric, title=f"{METRIC_LABELS[metric]} · {SOURCE_LABELS[source]}")
+            fig = gpu_figure(series, g.phases, metric, title=f"{METRIC_TITLES[metric]} · {SOURCE_LABELS[source]}")
             st.plotly_chart(fig, key=f"mon_gpu_{run.name}_{source}_{metric}", config={"displaylogo": False})
         rows = [{"GPU": s.label, "source": SOURCE_LABELS[s.source], "role": s.role, "samples": m.samples,
                  "median %": m.utilization_median, "p10 %": m.utilization_p10, "p90 %": m.utilization_p90,

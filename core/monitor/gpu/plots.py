@@ -62,7 +62,7 @@ def _phase_band(fig: go.Figure, phases: Phases, lo: float, hi: float) -> None:
                                  showlegend=True), row=1, col=1)
 
 
-def gpu_figure(series: list[GpuSeries], phases: Phases, metric: str = "utilization", height: int = 420,
+def gpu_figure(series: list[GpuSeries], phases: Phases, metric: str = "utilization", height: int = 480,
                title: str = "") -> go.Figure:
     """Every GPU's `metric` ("utilization" or "memory_used") over wall time, phases above."""
     label, scale = METRICS[metric]
@@ -84,7 +84,7 @@ def gpu_figure(series: list[GpuSeries], phases: Phases, metric: str = "utilizati
     fig.update_yaxes(title_text=label, row=2, col=1, rangemode="tozero",
                      range=[0, 102] if metric == "utilization" else None)
     fig.update_xaxes(title_text="Wall time (UTC)", row=2, col=1)
-    fig.update_layout(title={"text": plot_text(title or label), "font": {"size": 14}}, height=height,
-                      margin={"l": 50, "r": 10, "t": 40, "b": 40}, legend={"orientation": "h", "y": -0.2},
+    fig.update_layout(title={"text": title or label, "font": {"size": 14}}, height=height,  # our own words
+                      margin={"l": 50, "r": 10, "t": 40, "b": 40}, legend={"orientation": "h", "y": -0.3},
                       hovermode="closest")
     return fig
