@@ -49,7 +49,7 @@ def test_gpu_logs_in_the_run_folder_are_judged_and_charted(app_env, make_app, ro
     at.radio(key="mon_gpu_metric").set_value("Memory used (GiB)").run()
     assert not at.exception
     specs = [str(c.proto.spec) for c in at.get("plotly_chart")]
-    assert any("Memory used (GiB)" in s and "node0 GPU 0" in s for s in specs)
+    assert any("GPU memory used" in s and "node0 GPU 0" in s for s in specs)
 
 
 def test_listed_gpu_logs_inside_the_roots_are_read_outside_refused(app_env, make_app, roots, tmp_path):
@@ -66,3 +66,20 @@ def test_listed_gpu_logs_inside_the_roots_are_read_outside_refused(app_env, make
     at.radio(key="mon_gpu_metric").set_value("Memory used (GiB)").run()
     specs = [str(c.proto.spec) for c in at.get("plotly_chart")]
     assert any("Memory-Usage" in s and "10.0.0.1 rank 0" in s for s in specs)
+
+
+def test_a_zipped_run_folder_keeps_its_gpu_logs(app_env, make_app, roots):
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for p in sorted((roots / "proj" / "split").iterdir()):
+            zf.write(p, f"split/{p.name}")
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/monitor.py").run()
+    at.file_uploader(key="mon_upload_zip").set_value(("split.zip", buf.getvalue(), "application/zip")).run()
+    assert not at.exception
+    assert "MON012" in " ".join(w.value for w in at.warning)
+    specs = [str(c.proto.spec) for c in at.get("plotly_chart")]
+    assert any("GPU utilization" in s and "node0 GPU 0 (training)" in s for s in specs)

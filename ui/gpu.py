@@ -56,16 +56,29 @@ def _identity(paths) -> tuple:
     return tuple(out)
 
 
+def _allowed_dirs(run: RunData) -> list[Path]:
+    """Where to look for a run's GPU logs: its search folders inside the configured roots, else the run's own
+    folder (already accepted: inside the roots, or the upload's own folder)."""
+    out = []
+    for d in search_dirs(run):
+        try:
+            out.append(resolve_allowed(str(d), want="dir").path)
+        except PathRefused:
+            out.append(Path(run.path))
+    return list(dict.fromkeys(out))
+
+
 def gpus_for(runs: list[RunData], named: list[str]) -> dict[str, RunGpus]:
     """Each run's GPU data by run name, read again only when one of its files changed."""
     kept: dict = st.session_state.setdefault(CACHE_KEY, {})
     out = {}
     for run in runs:
-        found = [p for d in search_dirs(run) if Path(d).is_dir() for p in discover_gpu_logs(d)]
+        dirs = _allowed_dirs(run)
+        found = [p for d in dirs if Path(d).is_dir() for p in discover_gpu_logs(d)]
         key = (run.path, run.name, run.scalar_count(), _identity([*named, *found, *run_wandb_files(run)]))
         hit = kept.get(key)
         if hit is None:
-            hit = read_run_gpus(run, named)
+            hit = read_run_gpus(run, named, dirs=dirs)
             kept[key] = hit
             while len(kept) > MAX_KEPT:
                 kept.pop(next(iter(kept)))

@@ -50,11 +50,12 @@ def search_dirs(run: RunData) -> list[Path]:
     return dirs
 
 
-def read_run_gpus(run: RunData, gpu_logs: list[str | Path] = (), *, discover: bool = True) -> RunGpus:
+def read_run_gpus(run: RunData, gpu_logs: list[str | Path] = (), *, discover: bool = True,
+                  dirs: list[Path] | None = None) -> RunGpus:
     """Everything about the GPUs of `run`: the files in `gpu_logs` (named by the user), the logs found in the
-    run's directory (when `discover`), and the run's own W&B files."""
+    run's directory or in `dirs` (when `discover`), and the run's own W&B files."""
     notes: list[str] = []
-    dirs = search_dirs(run) if discover else []
+    dirs = (search_dirs(run) if dirs is None else dirs) if discover else []
     found: list[Path] = []
     for d in dirs:
         if d.is_dir():
