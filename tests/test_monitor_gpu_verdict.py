@@ -198,4 +198,6 @@ def test_wandb_run_with_system_metrics_of_two_nodes(tmp_path, capsys):
     assert len(run["gpus"]) == 8
     roles = {g["node"]: g["role"] for g in run["gpus"]}
     assert roles == {"node-0": "training", "node-1": "rollout"}
+    hosts = {h["node"]: h for h in run["gpu_data"]["hosts"]}
+    assert hosts["node-0"]["cpu_percent_median"] == 12.5 and hosts["node-1"]["host_memory_percent_max"] == 9.5
     assert next(v for v in run["verdicts"] if v["code"] == "MON012")["status"] == "warn"

@@ -13,6 +13,7 @@ import streamlit as st
 
 from core.monitor.gpu import RECORD_COMMAND, RunGpus, read_run_gpus
 from core.monitor.gpu.collect import discover_gpu_logs
+from core.monitor.gpu.judge import summarize_host
 from core.monitor.gpu.models import SOURCE_LABELS
 from core.monitor.gpu.plots import gpu_figure
 from core.monitor.gpu.runs import run_wandb_files, search_dirs
@@ -124,3 +125,7 @@ def gpu_section(runs: list[RunData], gpus: dict[str, RunGpus], memory) -> None:
                 for s, m in zip(g.data.series, g.summaries(), strict=True)]
         with st.expander(f"Every GPU in numbers ({len(rows)})"):
             st.dataframe(rows, hide_index=True, width="stretch")
+            hosts = [summarize_host(h) for h in g.data.host]
+            if hosts:
+                st.caption("Nodes: CPU (median, %) and host memory (highest, % of the node's)")
+                st.dataframe(hosts, hide_index=True, width="stretch")

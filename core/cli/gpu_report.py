@@ -9,6 +9,7 @@ import os
 import stat
 
 from core.monitor.gpu import RunGpus, read_run_gpus
+from core.monitor.gpu.judge import summarize_host
 from core.monitor.gpu.models import SOURCE_LABELS
 from core.monitor.runs import RunData
 from core.paths import expand_user, file_kind
@@ -60,7 +61,9 @@ def gpus_json(g: RunGpus) -> list[dict]:
 
 
 def gpu_files_json(g: RunGpus) -> dict:
-    return {"files": [f.model_dump() for f in g.data.files], "notes": g.data.notes, "looked_in": g.looked_in}
+    """`runs[].gpu_data`: the files read, what was skipped, where it looked, and each node's CPU and memory."""
+    return {"files": [f.model_dump() for f in g.data.files], "notes": g.data.notes, "looked_in": g.looked_in,
+            "hosts": [summarize_host(h) for h in g.data.host]}
 
 
 def render_gpus_text(g: RunGpus) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.monitor.gpu.models import SOURCE_LABELS, GpuData, GpuSeries, GpuSummary
+from core.monitor.gpu.models import SOURCE_LABELS, GpuData, GpuSeries, GpuSummary, HostSeries
 from core.monitor.gpu.nvidia_smi import RECORD_COMMAND
 from core.monitor.gpu.phases import (
     IDLE_UTILIZATION,
@@ -70,6 +70,14 @@ def summarize(s: GpuSeries) -> GpuSummary:
     if len(temp):
         out.temperature_max_c = float(temp.max())
     return out
+
+
+def summarize_host(h: HostSeries) -> dict:
+    """One node's CPU and host memory in numbers (W&B system metrics, slime's Memory-Usage lines)."""
+    cpu, mem = _finite(h.cpu_percent), _finite(h.memory_percent)
+    return {"source": h.source, "node": h.node, "samples": int(len(h.times)),
+            "cpu_percent_median": float(np.median(cpu)) if len(cpu) else None,
+            "host_memory_percent_max": float(mem.max()) if len(mem) else None}
 
 
 def judged_series(data: GpuData) -> tuple[str | None, list[GpuSeries]]:
