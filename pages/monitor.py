@@ -1,6 +1,7 @@
 """Monitor training: load slime TensorBoard or W&B runs, plot them as TensorBoard does, and answer "is it working?"."""
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -8,12 +9,15 @@ import streamlit as st
 
 from core.knowledge.cards import get_card
 from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sweep_stale_workdirs, unpack_zip
+from core.monitor.cache import CacheBatch
+from core.monitor.follow import Follower, RunSnapshot, changes_since, snapshot
 from core.monitor.plots import scalar_figure
 from core.monitor.report import checklist_text, evidence_rows, read_findings
 from core.monitor.slime_metrics import (
     FILTER_HELP,
     SRC_TB,
     SRC_TB_ARGS,
+    checklist_tags,
     draft_tensorboard_command,
     draft_tensorboard_flags,
     filter_tags,
@@ -21,8 +25,7 @@ from core.monitor.slime_metrics import (
     ordered_tags,
 )
 from core.monitor.smoothing import DEFAULT_WEIGHT, MAX_WEIGHT
-from core.monitor.sources import FoundRun, describe_found, find_runs, open_run
-from core.monitor.verdicts import run_verdicts
+from core.monitor.sources import FoundRun, describe_found, find_runs
 from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table
 from core.monitor.wandb.config import as_script_lines, check_config, config_rows, steps_per_rollout_note
 from core.monitor.wandb.log import SRC_DEFINE_METRIC, SRC_WANDB_ARGS
@@ -42,6 +45,8 @@ from ui.memory import PageMemory
 ensure_app_frame()
 
 MAX_CHARTS = 40
+MIN_REFRESH_S = 5
+MAX_SEEN = 200  # runs whose last look is remembered per profile
 MISSING_NO_SCALARS = ("no scalar value could be read (not an event file or W&B run file, empty, or damaged); "
                       "load slime's event files or W&B run files")
 MISSING_NOTHING_JUDGED = ("no check had enough data (no slime metrics yet, or too few points); load more of "
@@ -216,117 +221,215 @@ if not sources:
     st.info("Upload event files or W&B run files, or a zip, or add a folder, to see the curves and the checklist.")
     st.stop()
 
-runs = []
-progress = st.progress(0.0, text="Reading event files")
-cache = get_store().bulk_cache
-for i, src in enumerate(sources):
-    def on_progress(frac: float, name: str, i=i) -> None:
-        progress.progress(min(1.0, (i + frac) / len(sources)), text=f"Reading {plain(name)}")
+def source_key(src: dict) -> str:
+    return json.dumps(src, sort_keys=True, default=str)
 
-    try:
-        run = open_run(FoundRun(**src), cache=cache, on_progress=on_progress)
-    except OSError as exc:
-        st.error(f"{plain(src['label'])}: cannot be read ({plain(str(exc))}).")
-        continue
-    except WandbProtoUnavailable as exc:
-        st.error(f"{plain(src['label'])}: {plain(str(exc))}", icon=":material/extension_off:")
-        continue
-    runs.append(run)
-progress.empty()
-names_seen: dict[str, int] = {}
-for run in runs:
-    if run.name in names_seen:
-        names_seen[run.name] += 1
-        run.name = f"{run.name} ({names_seen[run.name]})"
-    else:
-        names_seen[run.name] = 1
-st.caption(f"Loaded {describe_found([FoundRun(**s) for s in sources])}. " + " · ".join(
-    f"{plain(r.name)}: {'W&B' if r.source == 'wandb' else 'TensorBoard'}, {len(r.files)} file(s), "
-    f"{r.scalar_count()} scalars" for r in runs))
 
-findings = [f for run in runs for f in read_findings(run)]
-if findings:
-    with st.expander(f"What could not be read, restarts, notes ({len(findings)})",
-                     expanded=any(f.severity.value != "info" for f in findings)):
-        show_findings(findings, key_prefix="mon_read")
+def open_followers(sources: list[dict]) -> list[Follower]:
+    """A Follower per source, kept in the session: later runs of the page read only what was appended."""
+    held: dict[str, Follower] = st.session_state.setdefault("mon_followers", {})
+    wanted = {source_key(s): s for s in sources}
+    for key in [k for k in held if k not in wanted]:
+        del held[key]  # a source removed or replaced
+    missing = [k for k in wanted if k not in held]
+    progress = st.progress(0.0, text="Reading event files") if missing else None
+    cache = CacheBatch(get_store().bulk_cache)  # the reads' cache writes, made together below
+    for i, key in enumerate(missing):
+        src = wanted[key]
 
-gpus = gpus_for(runs, named_gpu_logs(memory))  # W&B system metrics, GPU logs in the run folders, the listed ones
+        def on_progress(frac: float, name: str, i=i) -> None:
+            progress.progress(min(1.0, (i + frac) / len(missing)), text=f"Reading {plain(name)}")
 
-st.subheader("2. Is it working?")
-steps_override = memory.widget(st.number_input, "Optimizer steps per rollout (0 = work it out from the logs)",
-                               "steps_per_rollout", 0, min_value=0, max_value=100_000, step=1)
-alignments = {run.name: rollout_alignment(run, int(steps_override) or None) for run in runs}
-results = [(run, run_verdicts(run) + [gpus[run.name].verdict()]) for run in runs]
-for run in runs:
-    if not run.scalar_count():
-        st.warning(f"{plain(run.name)}: {MISSING_NO_SCALARS}, so its checklist has nothing to judge.",
-                   icon=":material/block:")
-for run, verdicts in results:
-    counts = {s: sum(v.status == s for v in verdicts) for s in ("fail", "warn", "ok", "unknown")}
-    label = (f"{plain(run.name)}: {counts['fail']} fail, {counts['warn']} warn, {counts['ok']} ok, "
-             f"{counts['unknown']} not enough data")
-    with st.expander(label, expanded=len(results) == 1 or counts["fail"] > 0):
-        st.caption(plain(f"Rollout index: {alignments[run.name].how}."))
-        for v in verdicts:
-            box, icon = STATUS_UI[v.status]
-            if v.status in ("ok", "unknown") and not v.commands:
-                st.markdown(f"{icon} **{plain(v.code)} · {plain(v.title)}**: {plain(v.message)}")
-                continue
-            lines = [f"{v.code} · {v.title}", v.message]
-            if v.fix and v.status in ("warn", "fail"):
-                lines.append(f"Adjust: {v.fix}")
-            if v.source:
-                lines.append(f"Source: {v.source}")
-            titles = [c.title for c in (get_card(cid) for cid in v.cards) if c]
-            if titles:
-                lines.append("Read more: " + ", ".join(f"knowledge card '{t}'" for t in titles))
-            box(plain("\n\n".join(lines)), icon=icon)
-            if v.evidence:
-                st.dataframe(evidence_rows(v.evidence), hide_index=True, width="stretch",
-                             column_config={"what": "Evidence", "value": "Value"})
-            for command in v.commands:
-                st.code(command, language="bash")
-        cols = st.columns(max(1, len({c for v in verdicts for c in v.cards})))
-        for col, cid in zip(cols, sorted({c for v in verdicts for c in v.cards}), strict=False):
-            card = get_card(cid)
-            if card:
-                col.page_link("pages/knowledge.py", label=card.title, icon=":material/menu_book:",
-                              query_params={"card": cid})
+        try:
+            held[key] = Follower(FoundRun(**src), cache=cache, on_progress=on_progress)
+        except OSError as exc:
+            st.error(f"{plain(src['label'])}: cannot be read ({plain(str(exc))}).")
+        except WandbProtoUnavailable as exc:
+            st.error(f"{plain(src['label'])}: {plain(str(exc))}", icon=":material/extension_off:")
+    cache.flush()
+    if progress is not None:
+        progress.empty()
+    for follower in held.values():
+        follower.cache = get_store().bulk_cache  # a follower outlives the batch it was opened with
+    return [held[k] for k in wanted if k in held]
 
-st.subheader("3. Curves")
-c1, c2, c3 = st.columns([2, 2, 1])
-pattern = memory.widget(c1.text_input, "Filter tags (words, * and ? wildcards)", "filter", "",
-                        placeholder="reward kl entropy", help=FILTER_HELP)
-axis_labels = [X_AXIS_LABELS[a] for a in XAxis]
-axis_label = memory.widget(c2.selectbox, "x axis", "xaxis", axis_labels[0], options=axis_labels)
-axis = next(a for a in XAxis if X_AXIS_LABELS[a] == axis_label)
-ignore_outliers = memory.widget(c3.checkbox, "Ignore outliers", "outliers", False,
-                                help="y range from the 5th to the 95th percentile, as TensorBoard's option does")
-weight = memory.widget(st.slider, "Smoothing", "smoothing", DEFAULT_WEIGHT, min_value=0.0, max_value=MAX_WEIGHT,
-                       step=0.001, help="TensorBoard's debiased exponential moving average; 0 = raw values")
-all_tags = ordered_tags(sorted({t for run in runs for t in run.tags}))
-tags, filter_problem = filter_tags(all_tags, pattern)
-if filter_problem:
-    st.warning(plain(filter_problem))
-if not tags:
-    st.info("No tag matches that filter.")
-shown_tags = tags[:MAX_CHARTS]
-if len(tags) > MAX_CHARTS:
-    st.caption(f"Showing the first {MAX_CHARTS} of {len(tags)} tags; narrow the filter to see the others.")
-current_group = None
-for tag in shown_tags:
-    group = group_of(tag)
-    if group != current_group:
-        st.markdown(f"#### {plain(group)}/")
-        current_group = group
-    fig = scalar_figure(runs, tag, axis=axis, weight=weight, ignore_outliers=ignore_outliers, alignments=alignments)
-    st.plotly_chart(fig, key=f"mon_fig_{tag}", config={"displaylogo": False})
 
-table = shown_table(runs, shown_tags, axis, weight, alignments)
-st.download_button("Download what is shown (CSV)", table.to_csv(index=False).encode(), file_name="monitor.csv",
-                   mime="text/csv", key="mon_csv", disabled=table.empty)
+def unique_names(followers: list[Follower]) -> None:
+    """Runs of the same name are told apart by a number (from each follower's own name, every time)."""
+    names_seen: dict[str, int] = {}
+    for follower in followers:
+        base = follower.base_name
+        if base in names_seen:
+            names_seen[base] += 1
+            follower.run.name = f"{base} ({names_seen[base]})"
+        else:
+            names_seen[base] = 1
+            follower.run.name = base
 
-gpu_section(runs, gpus, memory)
+
+followers = open_followers(sources)
+
+st.subheader("Follow the runs")
+fc1, fc2, fc3 = st.columns([2, 2, 3])
+live = memory.widget(fc1.toggle, "Refresh on its own", "follow", False,
+                     help="Read what the runs wrote since the last look, every few seconds (only the new bytes are "
+                          "read); switch off to pause.")
+interval = memory.widget(fc2.number_input, "Every (seconds)", "follow_interval", 30, min_value=MIN_REFRESH_S,
+                         max_value=3600, step=5)
+if fc3.button("Refresh now", key="mon_refresh", icon=":material/refresh:"):
+    pass  # the rerun itself refreshes
+fc3.caption("Paused: the page shows the runs as last read." if not live else
+            f"Following: every {int(interval)} s the checklist and charts update.")
+
+
+def remember_seen(key: str, snap: RunSnapshot) -> None:
+    """What the user saw of a run, kept per profile for the next visit (not an input change)."""
+    seen = dict(memory.remembered("seen", {}))
+    if seen.get(key, {}).get("scalars") == snap.scalars and key in seen:
+        return
+    seen[key] = snap.model_dump()
+    if len(seen) > MAX_SEEN:
+        seen = dict(sorted(seen.items(), key=lambda kv: kv[1].get("seen_at", 0))[-MAX_SEEN:])
+    memory.saved["seen"] = seen
+    get_store().update_inputs(profile.name, "monitor", {"seen": seen})
+
+
+named_gpu = named_gpu_logs(memory)  # GPU logs kept elsewhere (the run folders' own are found on their own)
+
+
+@st.fragment(run_every=float(interval) if live else None)
+def live_view() -> None:
+    """The runs as they are now: refreshed (appended bytes only), then the checklist and the curves."""
+    refreshes = {}
+    for follower in followers:
+        try:
+            refreshes[id(follower)] = follower.refresh()
+        except OSError as exc:
+            st.warning(f"{plain(follower.run.name)}: could not be read this time ({plain(str(exc))}).")
+    for follower in followers:
+        if refreshes.get(id(follower)) is not None and refreshes[id(follower)].reread:
+            follower.base_name = follower.run.name
+    unique_names(followers)
+    runs = [f.run for f in followers]
+    gpus = gpus_for(runs, named_gpu)  # W&B system metrics, GPU logs in the run folders, the listed ones
+    st.session_state["mon_live"] = [(f.run, f.verdicts + [gpus[f.run.name].verdict()]) for f in followers]
+    now = time.time()
+    baselines = st.session_state.setdefault("mon_seen_baseline", {})
+    for follower in followers:
+        key = source_key(follower.found.model_dump())
+        if key not in baselines:  # first look in this session: compare with what the last visit saw
+            saved = memory.remembered("seen", {}).get(key)
+            try:
+                baselines[key] = RunSnapshot.model_validate(saved) if saved else None
+            except ValueError:
+                baselines[key] = None
+        snap = snapshot(follower.run, follower.verdicts, now)
+        text = changes_since(baselines[key], snap)
+        if text:
+            st.info(f"{plain(follower.run.name)}: {plain(text)}", icon=":material/update:")
+        remember_seen(key, snap)
+    for follower in followers:
+        refresh = refreshes.get(id(follower))
+        if refresh is not None and refresh.events:
+            st.caption(plain(f"{follower.run.name}, just now: " + "; ".join(
+                f"{e.code + ' ' if e.code else ''}{e.kind}: {e.old + ' -> ' + e.new if e.old else e.message}"
+                for e in refresh.events[:6])))
+    st.caption(f"Loaded {describe_found([FoundRun(**s) for s in sources])}. " + " · ".join(
+        f"{plain(r.name)}: {'W&B' if r.source == 'wandb' else 'TensorBoard'}, {len(r.files)} file(s), "
+        f"{r.scalar_count()} scalars" for r in runs) + f" · read at {time.strftime('%H:%M:%S')}")
+
+    findings = [f for run in runs for f in read_findings(run)]
+    if findings:
+        with st.expander(f"What could not be read, restarts, notes ({len(findings)})",
+                         expanded=any(f.severity.value != "info" for f in findings)):
+            show_findings(findings, key_prefix="mon_read")
+
+    st.subheader("2. Is it working?")
+    steps_override = memory.widget(st.number_input, "Optimizer steps per rollout (0 = work it out from the logs)",
+                                   "steps_per_rollout", 0, min_value=0, max_value=100_000, step=1)
+    alignments = {run.name: rollout_alignment(run, int(steps_override) or None) for run in runs}
+    results = st.session_state["mon_live"]  # judged as each refresh left them, and the GPU check
+    for run in runs:
+        if not run.scalar_count():
+            st.warning(f"{plain(run.name)}: {MISSING_NO_SCALARS}, so its checklist has nothing to judge.",
+                       icon=":material/block:")
+    for run, verdicts in results:
+        counts = {s: sum(v.status == s for v in verdicts) for s in ("fail", "warn", "ok", "unknown")}
+        label = (f"{plain(run.name)}: {counts['fail']} fail, {counts['warn']} warn, {counts['ok']} ok, "
+                 f"{counts['unknown']} not enough data")
+        with st.expander(label, expanded=len(results) == 1 or counts["fail"] > 0):
+            st.caption(plain(f"Rollout index: {alignments[run.name].how}."))
+            for v in verdicts:
+                box, icon = STATUS_UI[v.status]
+                if v.status in ("ok", "unknown") and not v.commands:
+                    st.markdown(f"{icon} **{plain(v.code)} · {plain(v.title)}**: {plain(v.message)}")
+                    continue
+                lines = [f"{v.code} · {v.title}", v.message]
+                if v.fix and v.status in ("warn", "fail"):
+                    lines.append(f"Adjust: {v.fix}")
+                if v.source:
+                    lines.append(f"Source: {v.source}")
+                titles = [c.title for c in (get_card(cid) for cid in v.cards) if c]
+                if titles:
+                    lines.append("Read more: " + ", ".join(f"knowledge card '{t}'" for t in titles))
+                box(plain("\n\n".join(lines)), icon=icon)
+                if v.evidence:
+                    st.dataframe(evidence_rows(v.evidence), hide_index=True, width="stretch",
+                                 column_config={"what": "Evidence", "value": "Value"})
+                for command in v.commands:
+                    st.code(command, language="bash")
+            cols = st.columns(max(1, len({c for v in verdicts for c in v.cards})))
+            for col, cid in zip(cols, sorted({c for v in verdicts for c in v.cards}), strict=False):
+                card = get_card(cid)
+                if card:
+                    col.page_link("pages/knowledge.py", label=card.title, icon=":material/menu_book:",
+                                  query_params={"card": cid})
+
+    st.subheader("3. Curves")
+    c1, c2, c3 = st.columns([2, 2, 1])
+    pattern = memory.widget(c1.text_input, "Filter tags (words, * and ? wildcards)", "filter", "",
+                            placeholder="reward kl entropy", help=FILTER_HELP)
+    axis_labels = [X_AXIS_LABELS[a] for a in XAxis]
+    axis_label = memory.widget(c2.selectbox, "x axis", "xaxis", axis_labels[0], options=axis_labels)
+    axis = next(a for a in XAxis if X_AXIS_LABELS[a] == axis_label)
+    ignore_outliers = memory.widget(c3.checkbox, "Ignore outliers", "outliers", False,
+                                    help="y range from the 5th to the 95th percentile, as TensorBoard's option does")
+    weight = memory.widget(st.slider, "Smoothing", "smoothing", DEFAULT_WEIGHT, min_value=0.0, max_value=MAX_WEIGHT,
+                           step=0.001, help="TensorBoard's debiased exponential moving average; 0 = raw values")
+    all_tags = ordered_tags(sorted({t for run in runs for t in run.tags}))
+    tags, filter_problem = filter_tags(all_tags, pattern)
+    if filter_problem:
+        st.warning(plain(filter_problem))
+    if not tags:
+        st.info("No tag matches that filter.")
+    checked = checklist_tags(tags)
+    if not pattern.strip() and len(checked) < len(tags):  # the checklist's curves first, the rest on demand
+        show_all = memory.widget(st.toggle, f"Show the other {len(tags) - len(checked)} curves", "show_all", False,
+                                 help="The curves the checklist reads are drawn first; the others when asked "
+                                      "(or type a filter).")
+        if not show_all:
+            tags = checked
+    shown_tags = tags[:MAX_CHARTS]
+    if len(tags) > MAX_CHARTS:
+        st.caption(f"Showing the first {MAX_CHARTS} of {len(tags)} tags; narrow the filter to see the others.")
+    current_group = None
+    for tag in shown_tags:
+        group = group_of(tag)
+        if group != current_group:
+            st.markdown(f"#### {plain(group)}/")
+            current_group = group
+        fig = scalar_figure(runs, tag, axis=axis, weight=weight, ignore_outliers=ignore_outliers, alignments=alignments)
+        st.plotly_chart(fig, key=f"mon_fig_{tag}", config={"displaylogo": False})
+
+    table = shown_table(runs, shown_tags, axis, weight, alignments)
+    st.download_button("Download what is shown (CSV)", table.to_csv(index=False).encode(), file_name="monitor.csv",
+                       mime="text/csv", key="mon_csv", disabled=table.empty)
+    gpu_section(runs, gpus, memory)
+
+
+live_view()
+results = st.session_state.get("mon_live", [])
+runs = [r for r, _ in results]
 
 wandb_runs = [r for r in runs if r.source == "wandb" and r.wandb is not None]
 if wandb_runs:

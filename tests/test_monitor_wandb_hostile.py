@@ -89,3 +89,29 @@ def test_brackets_inside_strings_are_not_nesting(tmp_path):
     path.write_bytes(frame_wandb_records([_config_record({"template": text}), *_rows(2)]))
     run = read_wandb_run([path])
     assert run.wandb.config["template"] == {"prompt": "[" * 500} and not run.wandb.skipped_values
+
+
+def test_run_and_file_limits_say_what_they_left_out(tmp_path, monkeypatch):
+    """The run limit holds inside one folder, and files past a run's limit are named in a note (issue 22)."""
+    from core.monitor.sources import find_runs
+    from core.monitor.wandb import run as wandb_run
+
+    monkeypatch.setattr(wandb_run, "MAX_RUNS", 5)
+    monkeypatch.setattr(wandb_run, "MAX_FILES_PER_RUN", 3)
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for i in range(40):
+        (flat / f"run-r{i:03d}.wandb").write_bytes(frame_wandb_records([]))
+    notes: list[str] = []
+    found = find_runs(flat, notes=notes)
+    assert len(found) == 5
+    assert any("stopped at 5 W&B runs" in n and "35 run file(s)" in n for n in notes)
+    same = tmp_path / "same" / "wandb"
+    for i in range(5):
+        d = same / f"offline-run-20250101_00000{i}-one"
+        d.mkdir(parents=True)
+        (d / "run-one.wandb").write_bytes(frame_wandb_records([]))
+    notes = []
+    [run] = find_runs(tmp_path / "same", notes=notes)
+    assert len(run.files) == 3
+    assert any("more than 3 run files" in n and "2 more were left out" in n for n in notes)

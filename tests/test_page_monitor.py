@@ -46,7 +46,10 @@ def test_folder_in_roots_gives_checklist_curves_and_record(app_env, make_app, ro
     errors = " ".join(e.value for e in at.error)
     assert "MON002" in errors and "exactly 0" in errors
     charts = at.get("plotly_chart")
-    assert len(charts) >= 30
+    # the checklist's curves are drawn first, the others on demand
+    assert 10 <= len(charts) < 30 and charts[0].key == "mon_fig_rollout/raw_reward"
+    at.toggle(key="mon_show_all").set_value(True).run()
+    assert len(at.get("plotly_chart")) >= 30
     assert any("nvidia\\-smi" in c.value or "nvidia-smi" in c.value for c in at.code)
     [record] = Store(app_env).accepted("default", "monitor")  # runs the user loaded: done
     assert "MON002" in record.output and record.output_name == "monitor-checklist.txt"

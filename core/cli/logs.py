@@ -24,6 +24,7 @@ from core.cli.gpu_report import (
     render_gpus_text,
 )
 from core.cli.output import say, write_json, write_text
+from core.monitor.cache import batched
 from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
 from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import ordered_tags
@@ -62,10 +63,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="read every file afresh instead of reusing the parsed logs the app keeps in its cache "
                              "(the same cache as the Monitor page, under SLIME_ASSISTANT_HOME)")
     add_gpu_arguments(parser)
+    from core.cli import logs_follow
+
+    logs_follow.add_arguments(parser)
     parser.set_defaults(func=handle_logs)
 
 
-def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None) -> tuple[list[RunData], list[str]]:
+def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None,
+                 open_found=open_run) -> tuple[list[RunData], list[str]]:
     """Read every run under the given paths; problems with a path become messages, not exceptions.
 
     Only regular files are read, opened without blocking (core.paths.open_regular); directories are walked
@@ -83,7 +88,8 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
                     problems.append(f"{raw}: no event files (names containing 'tfevents') and no W&B run files "
                                     "(*.wandb) in this directory or below")
                     continue
-                read = [open_run(f, cache=cache) for f in found]
+                with batched(cache) as writes:  # one cache transaction per path, however many files
+                    read = [open_found(f, cache=writes) for f in found]
             else:
                 problems.append(f"{raw}: {file_kind(mode)}, not a regular file or directory; nothing was read "
                                 "from it")
@@ -216,26 +222,44 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
 def handle_logs(args: argparse.Namespace) -> int:
     notes: list[str] = []
     cache = open_cache(not args.no_cache, notes)
+    if getattr(args, "follow", False):
+        from core.cli import logs_follow
+
+        followers: list = []
+        _, problems = collect_runs(args.paths, cache=cache, notes=notes,
+                                   open_found=logs_follow.opener(followers, cache, args.stall_after))
+        return logs_follow.follow(args, followers, problems, exit_code=exit_code,
+                                  render=lambda results, compact: _report(args, results, problems, notes, compact))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
     gpus = gpus_of(runs, named_gpu_logs(args.gpu_log, problems))  # GPU data: the run's, found, and --gpu-log
     results = [(run, run_verdicts(run) + [g.verdict()]) for run, g in zip(runs, gpus, strict=True)]
+    return _report(args, results, problems, notes, gpus=gpus)
+
+
+def _report(args: argparse.Namespace, results: list[tuple[RunData, list[Verdict]]], problems: list[str],
+            notes: list[str], compact: bool = False, gpus: list | None = None) -> int:
+    """Print what was read and judged (text, or one JSON document; on one line when `compact`); with `gpus`,
+    each run's GPU data after it (`runs[].gpus`, `runs[].gpu_data`)."""
+    per_run = gpus if gpus is not None else [None] * len(results)
     code = exit_code(results, problems)
     if args.format == "json":
-        payload = {"runs": [_finite_json({**run_to_json(r, v), "gpus": gpus_json(g), "gpu_data": gpu_files_json(g)})
-                            for (r, v), g in zip(results, gpus, strict=True)], "exit_code": code}
+        payload = {"runs": [_finite_json({**run_to_json(r, v), **({} if g is None else {
+            "gpus": gpus_json(g), "gpu_data": gpu_files_json(g)})}) for (r, v), g in zip(results, per_run, strict=True)],
+            "exit_code": code}
         if problems:
             payload["problems"] = problems
         if notes:
             payload["notes"] = notes
-        write_json(json.dumps(payload, indent=2, allow_nan=False, ensure_ascii=False, default=_json_default))
+        write_json(json.dumps(payload, indent=None if compact else 2, allow_nan=False, ensure_ascii=False,
+                              default=_json_default))
     else:
         for problem in problems:
             say(f"error: {problem}")
         for note in notes:
             say(f"note: {note}")
         if results:
-            write_text("\n\n".join("\n".join([render_run_text(r, v), *render_gpus_text(g)])
-                                     for (r, v), g in zip(results, gpus, strict=True)))
+            write_text("\n\n".join("\n".join([render_run_text(r, v), *(render_gpus_text(g) if g else [])])
+                                     for (r, v), g in zip(results, per_run, strict=True)))
         for run, verdicts in results:
             if run.scalar_count() and all(v.status == "unknown" for v in verdicts):
                 say(f"note: {run.path}: no check had enough data to judge this run")

@@ -5,6 +5,10 @@ they wrote. Here a cached object is a JSON header describing it (dataclasses and
 `core.monitor` only, named by module and class) plus the arrays it holds in an .npz archive read with
 `allow_pickle=False`. Loading builds nothing but those classes from plain values; anything else is refused
 and the entry is treated as a cache miss.
+
+Arrays are stored compactly and exactly: integers in the narrowest type that holds every value, floats as
+float32 when every value survives the round trip (TensorBoard's scalars are float32 to begin with), and
+each is given back in its own type on loading. Nothing is rounded.
 """
 
 from __future__ import annotations
@@ -39,8 +43,11 @@ def _encode(obj, arrays: list[np.ndarray]):
     if isinstance(obj, np.ndarray):
         if obj.dtype.hasobject:
             raise BlobError("arrays of Python objects are not stored")
-        arrays.append(obj)
-        return {"$nd": len(arrays) - 1}
+        narrow = _narrowed(obj)
+        arrays.append(obj if narrow is None else narrow)
+        if narrow is None:
+            return {"$nd": len(arrays) - 1}
+        return {"$nd": len(arrays) - 1, "dtype": obj.dtype.str}
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, list | tuple):
@@ -56,6 +63,28 @@ def _encode(obj, arrays: list[np.ndarray]):
         fields = {f.name: _encode(getattr(obj, f.name), arrays) for f in dataclasses.fields(obj) if f.init}
         return {"$dc": _class_name(obj), "fields": fields}
     raise BlobError(f"{type(obj).__name__} is not stored")
+
+
+_INT_TYPES = (np.int8, np.int16, np.int32)
+
+
+def _narrowed(a: np.ndarray) -> np.ndarray | None:
+    """The array in a smaller type that holds every value exactly, or None when there is none."""
+    if a.size == 0:
+        return None
+    if a.dtype.kind in "iu" and a.dtype.itemsize > 1:
+        lo, hi = int(a.min()), int(a.max())
+        for t in _INT_TYPES:
+            if np.dtype(t).itemsize < a.dtype.itemsize and np.iinfo(t).min <= lo and hi <= np.iinfo(t).max:
+                return a.astype(t)
+        return None
+    if a.dtype == np.float64:
+        with np.errstate(over="ignore", invalid="ignore"):
+            small = a.astype(np.float32)
+        back = small.astype(np.float64)
+        same = (back == a) | (np.isnan(back) & np.isnan(a))
+        return small if bool(same.all()) and bool((np.signbit(back) == np.signbit(a)).all()) else None
+    return None
 
 
 def _resolve(name: str) -> type:
@@ -74,7 +103,8 @@ def _decode(node, arrays):
     if not isinstance(node, dict):
         return node
     if "$nd" in node:
-        return arrays[f"a{int(node['$nd'])}"]
+        a = arrays[f"a{int(node['$nd'])}"]
+        return a.astype(np.dtype(str(node["dtype"]))) if "dtype" in node else a
     if "$dict" in node:
         return {k: _decode(v, arrays) for k, v in node["$dict"].items()}
     if "$model" in node:

@@ -145,13 +145,15 @@ def files_key(paths: list[Path]) -> tuple[list[os.stat_result], str]:
     return stats, run_key([(str(p), st.st_size, st.st_mtime_ns) for p, st in zip(paths, stats, strict=True)])
 
 
-def cached_run(cache, key: str, name: str | None, label: str, on_progress: ProgressFn | None) -> RunData | None:
+def cached_run(cache, key: str, name: str | None, label: str, on_progress: ProgressFn | None,
+               path: str | None = None) -> RunData | None:
     """A run read before from exactly these files, renamed when a name is given and marked cached; None on a
-    miss."""
+    miss. The key names the files by their real paths: `path` is where this caller found the run."""
     hit = load_blob(cache, key, RunData) if cache is not None else None
     if hit is None:
         return None
     hit.name = name or hit.name
+    hit.path = path or hit.path
     for f in hit.files:
         f.how = "cached"
     if on_progress is not None:

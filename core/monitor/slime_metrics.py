@@ -146,6 +146,16 @@ def eval_score_tags(tags: list[str]) -> list[str]:
                   and not EVAL_DERIVED.search(t))
 
 
+CHECKLIST_TAGS = (REWARD_TAGS + KL_TAGS + ENTROPY_TAGS + LOGPROB_DIFF_TAGS + LENGTH_TAGS + TRUNCATION_TAGS
+                  + GRAD_NORM_TAGS + ROLLOUT_TIME_TAGS + TRAIN_TIME_TAGS + WAIT_RATIO_TAGS + GPU_PERF_TAGS)
+
+
+def checklist_tags(tags: list[str]) -> list[str]:
+    """The tags the checklist reads (its curves, drawn first), in the order given."""
+    wanted = set(CHECKLIST_TAGS) | set(eval_score_tags(tags))
+    return [t for t in tags if t in wanted]
+
+
 def infer_steps_per_rollout(rollout_steps, train_steps) -> tuple[int, int, str]:
     """(rollout step stride, optimizer steps per rollout, how it was decided) from the logged steps.
 

@@ -13,8 +13,25 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from core.monitor.runs import ProgressFn, RunData, run_label
-from core.monitor.tensorboard.run import is_event_file, read_run, walk_runs
-from core.monitor.wandb.run import discover_wandb_runs, is_wandb_file, read_wandb_run
+from core.monitor.scan import FileScan
+from core.monitor.stream import Format
+from core.monitor.tensorboard.run import (
+    EVENTS,
+    is_event_file,
+    list_event_files,
+    read_run,
+    read_scan,
+    walk_runs,
+)
+from core.monitor.wandb.log import WandbRunInfo
+from core.monitor.wandb.run import (
+    RUN_FILES,
+    discover_wandb_runs,
+    is_wandb_file,
+    merge_info,
+    read_wandb_run,
+    read_wandb_scan,
+)
 
 SOURCE_NAMES = {"tensorboard": "TensorBoard", "wandb": "W&B"}
 
@@ -42,7 +59,7 @@ def find_runs(root: Path, notes: list[str] | None = None) -> list[FoundRun]:
     if notes is not None:
         notes.extend(walk_notes)
     found = [FoundRun(kind="tensorboard", label=run_label(root, d), path=str(d)) for d in tb_dirs]
-    for group in discover_wandb_runs(root):
+    for group in discover_wandb_runs(root, notes=notes):
         files = [str(f.path) for f in group]
         found.append(FoundRun(kind="wandb", label=_wandb_label(root, group[0].path, group[0].run_id),
                               path=str(group[0].path.parent), files=files))
@@ -92,3 +109,28 @@ def describe_found(found: list[FoundRun]) -> str:
 
 def holds_run_files(names: list[str]) -> bool:
     return any(is_event_file(n) or is_wandb_file(n) for n in names)
+
+
+# -- what following a run needs of each source (core.monitor.follow) -----------------------------------------
+
+def file_format(kind: str) -> Format:
+    """How a source's files are scanned from an offset (core.monitor.stream)."""
+    return RUN_FILES if kind == "wandb" else EVENTS
+
+
+def list_run_files(found: FoundRun) -> list[Path]:
+    """The files a found run is made of now: a TensorBoard run directory is listed again (a restart adds a
+    file); a W&B run and files named one by one keep the files found."""
+    if found.files:
+        return [Path(f) for f in found.files]
+    return list_event_files(Path(found.path))
+
+
+def read_file_scan(kind: str, path: Path, cache=None) -> tuple[FileScan, str]:
+    """One file's scan through the cache, by its source."""
+    return read_wandb_scan(path, cache) if kind == "wandb" else read_scan(path, cache)
+
+
+def merge_file_infos(scans: list[FileScan]) -> WandbRunInfo:
+    """A W&B run's metadata from the scans of its files (in the run's file order)."""
+    return merge_info([s.info for s in scans if hasattr(s, "info")])

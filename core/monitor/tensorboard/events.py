@@ -31,6 +31,7 @@ FOOTER = 4
 MAX_RECORD = 256 * 1024 * 1024  # a scalar event is ~100 bytes; anything this large is not a record we read
 RESYNC_CHUNK = 1 << 20
 
+
 def _u32_le(buf: np.ndarray, positions: np.ndarray) -> np.ndarray:
     b = [buf[positions + i].astype(np.uint32) for i in range(4)]
     return b[0] | (b[1] << np.uint32(8)) | (b[2] << np.uint32(16)) | (b[3] << np.uint32(24))
@@ -81,8 +82,11 @@ def _find_resync(data: bytes, buf: np.ndarray, start: int, end: int) -> int | No
 
 
 def scan_event_bytes(data: bytes, *, path: str = "", size: int | None = None, mtime_ns: int = 0,
-                     start: int = 0, on_progress=None) -> FileScan:
-    """Read every record of an event file held in `data` (from byte `start`), in record order."""
+                     start: int = 0, base: int = 0, on_progress=None) -> FileScan:
+    """Read every record of an event file held in `data` (from byte `start`), in record order.
+
+    `data` may be a window of the file that begins at file offset `base` (core.monitor.stream reads files
+    that way): every offset reported (damage, `clean_end`) is a file offset."""
     from tensorboard.compat.proto import event_pb2
 
     n = len(data)
@@ -107,8 +111,8 @@ def scan_event_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
                 length = int(lens[i])
                 if first_damage_at is None:
                     first_damage_at = o
-                scan.damage.append(Damage(kind="bad_payload_crc", offset=o, length=HEADER + length + FOOTER,
-                                          message=f"record at byte {o} failed its payload checksum; dropped "
+                scan.damage.append(Damage(kind="bad_payload_crc", offset=base + o, length=HEADER + length + FOOTER,
+                                          message=f"record at byte {base + o} failed its payload checksum; dropped "
                                                   "that one record and read on"))
             good_offsets.append(offs[payload_ok])
             good_lengths.append(lens[payload_ok])
@@ -127,21 +131,21 @@ def scan_event_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
         if resync is None:
             left = n - pos
             scan.damage.append(Damage(
-                kind="truncated", offset=pos, length=left,
-                message=(f"the last {left} byte(s) from byte {pos} are not a whole record: the file ends "
+                kind="truncated", offset=base + pos, length=left,
+                message=(f"the last {left} byte(s) from byte {base + pos} are not a whole record: the file ends "
                          "inside a record (a run still being written, or a copy cut short), or they are "
                          "damaged")))
             break
         scan.damage.append(Damage(
-            kind="bad_length", offset=pos, length=resync - pos,
-            message=(f"bytes {pos}-{resync - 1} ({resync - pos} bytes) do not frame valid records (a "
-                     f"damaged length); reading resumed at byte {resync}")))
+            kind="bad_length", offset=base + pos, length=resync - pos,
+            message=(f"bytes {base + pos}-{base + resync - 1} ({resync - pos} bytes) do not frame valid records "
+                     f"(a damaged length); reading resumed at byte {base + resync}")))
         pos = resync
-    scan.clean_end = pos if pos <= n else n
+    scan.clean_end = base + (pos if pos <= n else n)
     offs = np.concatenate(good_offsets) if good_offsets else np.zeros(0, np.int64)
     lens = np.concatenate(good_lengths) if good_lengths else np.zeros(0, np.int64)
     scan.records = len(offs)
-    if scan.damage and not scan.records and scan.damage[0].offset == start == 0:
+    if scan.damage and not scan.records and scan.damage[0].offset == start == base == 0:
         scan.looks_like_events = False
         scan.damage = [Damage(kind="not_event_file", offset=0, length=n,
                               message=(f"no valid record in {n} bytes: this is not a TensorBoard event file "
@@ -175,8 +179,8 @@ def scan_event_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
             if o < compat_limit:
                 scan.tbparse_would_raise = True
                 compat_limit = o
-            scan.damage.append(Damage(kind="bad_proto", offset=o, length=HEADER + length + FOOTER,
-                                      message=f"record at byte {o} has valid checksums but is not an Event; "
+            scan.damage.append(Damage(kind="bad_proto", offset=base + o, length=HEADER + length + FOOTER,
+                                      message=f"record at byte {base + o} has valid checksums but is not an Event; "
                                               "dropped it"))
             continue
         if o < compat_limit:
@@ -213,7 +217,7 @@ def scan_event_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
             compat_scalars = len(steps)
         kept += 1
         if on_progress is not None and idx % report_every == 0:
-            on_progress(scan.clean_end, n)
+            on_progress(scan.clean_end - base, n)
     scan.tags = tags
     scan.steps = np.asarray(steps, dtype=np.int64)
     scan.tag_ids = np.asarray(tag_ids, dtype=np.int32)

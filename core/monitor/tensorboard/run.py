@@ -11,23 +11,14 @@ training actor) opens its own writer, so a run normally has several event files 
 from __future__ import annotations
 
 import os
+import struct
 from dataclasses import replace
 from pathlib import Path
 
-import diskcache
 import numpy as np
 import pandas as pd
 
-from core.monitor.cache import (
-    TAIL_CHECK,
-    digest,
-    get_json,
-    latest_key,
-    load_blob,
-    scan_key,
-    set_json,
-    store_blob,
-)
+from core.monitor.cache import batched, store_blob
 from core.monitor.runs import (
     MAX_DEPTH,
     MAX_DIRS_WALKED,
@@ -41,8 +32,9 @@ from core.monitor.runs import (
     stitch,
 )
 from core.monitor.scan import FileScan, accumulator_keep_mask, merge_appended
-from core.monitor.tensorboard.events import scan_event_bytes
-from core.paths import open_regular
+from core.monitor.stream import Format, read_cached
+from core.monitor.tensorboard.crc import masked_crc32c
+from core.monitor.tensorboard.events import FOOTER, HEADER, MAX_RECORD, scan_event_bytes
 
 EVENT_FILE_MARK = "tfevents"
 
@@ -88,38 +80,26 @@ def walk_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED, max_depth: int = M
     return sorted(runs), notes
 
 
-def read_scan(path: str | Path, cache: diskcache.Cache | None = None, *, on_progress=None) -> tuple[FileScan, str]:
-    """The scan of one event file and how it was obtained: "cached", "appended" or "read"."""
-    p = Path(path)
-    with open_regular(p) as fh:  # regular files only, opened without blocking
-        st = os.fstat(fh.fileno())
-        key = scan_key(str(p), st.st_size, st.st_mtime_ns)
-        if cache is not None:
-            hit = load_blob(cache, key, FileScan)
-            if hit is not None:
-                return hit, "cached"
-        data = fh.read()
-    how = "read"
-    scan: FileScan | None = None
-    if cache is not None:
-        latest = get_json(cache, latest_key(str(p)))
-        if isinstance(latest, dict) and latest.get("size", 0) < len(data):
-            old = load_blob(cache, latest.get("key", ""), FileScan)
-            end = old.clean_end if old is not None else 0
-            lo = max(0, end - TAIL_CHECK)
-            if old is not None and 0 < end <= len(data) and digest(data[lo:end]) == latest.get("tail_digest"):
-                tail = scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, start=end,
-                                        on_progress=on_progress)
-                scan = merge_appended(old, tail)
-                how = "appended"
-    if scan is None:
-        scan = scan_event_bytes(data, path=str(p), size=st.st_size, mtime_ns=st.st_mtime_ns, on_progress=on_progress)
-    if cache is not None:
-        store_blob(cache, key, scan)
-        lo = max(0, scan.clean_end - TAIL_CHECK)
-        set_json(cache, latest_key(str(p)), {"key": key, "size": st.st_size,
-                                              "tail_digest": digest(data[lo:scan.clean_end])})
-    return scan, how
+def _scan_window(data: bytes, *, prior=None, **kw) -> FileScan:
+    return scan_event_bytes(data, **kw)
+
+
+def _record_pending(data: bytes, start: int) -> bool:
+    """Whether `data` begins, at `start`, a record whose length checks out but runs past the window."""
+    if len(data) < start + HEADER:
+        return True
+    (length,) = struct.unpack_from("<Q", data, start)
+    (want,) = struct.unpack_from("<I", data, start + 8)
+    return length <= MAX_RECORD and masked_crc32c(data[start:start + 8]) == want
+
+
+EVENTS = Format(name="tensorboard", kind=FileScan, scan=_scan_window, merge=merge_appended,
+                max_window=MAX_RECORD + HEADER + FOOTER, record_pending=_record_pending)
+
+
+def read_scan(path: str | Path, cache=None, *, on_progress=None) -> tuple[FileScan, str]:
+    """The scan of one event file and how it was obtained: "cached", "appended" or "read" (core.monitor.stream)."""
+    return read_cached(path, cache, EVENTS, on_progress=on_progress)
 
 
 def read_run(run_dir: str | Path, *, name: str | None = None, cache=None, on_progress: ProgressFn | None = None,
@@ -128,33 +108,39 @@ def read_run(run_dir: str | Path, *, name: str | None = None, cache=None, on_pro
     run_dir = Path(run_dir)
     paths = files if files is not None else list_event_files(run_dir)
     stats, key = files_key(paths)
-    hit = cached_run(cache, key, name or run_dir.name, run_dir.name, on_progress)
+    hit = cached_run(cache, key, name or run_dir.name, run_dir.name, on_progress, path=str(run_dir))
     if hit is not None:
         return hit
     run = RunData(name=name or run_dir.name, path=str(run_dir))
     sizes = [max(1, st.st_size) for st in stats]
     total = float(sum(sizes)) or 1.0
     done = 0.0
-    for p, size in zip(paths, sizes, strict=True):
-        def progress(pos: int, n: int, base=done, size=size, label=p.name) -> None:
-            if on_progress is not None:
-                on_progress(min(1.0, (base + size * (pos / max(n, 1))) / total), label)
+    with batched(cache) as writes:  # the run's cache writes, made together
+        for p, size in zip(paths, sizes, strict=True):
+            def progress(pos: int, n: int, base=done, size=size, label=p.name) -> None:
+                if on_progress is not None:
+                    on_progress(min(1.0, (base + size * (pos / max(n, 1))) / total), label)
 
-        scan, how = read_scan(p, cache, on_progress=progress)
-        done += size
-        run.scans.append(scan)
-        compat_kept = int(accumulator_keep_mask(scan, compatible=True).sum())
-        run.files.append(FileReport(
-            name=p.name, size=scan.size, scalars=len(scan.steps), tags=len(scan.tags), how=how,
-            damage=scan.damage, lost_vs_tbparse=max(0, len(scan.steps) - compat_kept),
-            looks_like_events=scan.looks_like_events, tbparse_would_raise=scan.tbparse_would_raise,
-            non_scalar_values=scan.non_scalar_values))
-        if on_progress is not None:
-            on_progress(done / total, p.name)
-    stitch(run)
-    if cache is not None:
-        store_blob(cache, key, replace(run, scans=[]))
+            scan, how = read_scan(p, writes, on_progress=progress)
+            done += size
+            run.scans.append(scan)
+            run.files.append(file_report(p.name, scan, how))
+            if on_progress is not None:
+                on_progress(done / total, p.name)
+        stitch(run)
+        if writes is not None:
+            store_blob(writes, key, replace(run, scans=[]))
     return run
+
+
+def file_report(name: str, scan: FileScan, how: str) -> FileReport:
+    """What was read from one event file, as a run lists it."""
+    compat_kept = int(accumulator_keep_mask(scan, compatible=True).sum())
+    return FileReport(
+        name=name, size=scan.size, scalars=len(scan.steps), tags=len(scan.tags), how=how,
+        damage=scan.damage, lost_vs_tbparse=max(0, len(scan.steps) - compat_kept),
+        looks_like_events=scan.looks_like_events, tbparse_would_raise=scan.tbparse_would_raise,
+        non_scalar_values=scan.non_scalar_values)
 
 
 # -- tbparse's DataFrame, rebuilt exactly from scans ------------------------------------------------------

@@ -96,8 +96,9 @@ class WandbScan(FileScan):
 class _Chunks:
     """Walks the chunks of a log from `start`, yielding whole records and recording damage."""
 
-    def __init__(self, data: bytes, start: int, damage: list[Damage]) -> None:
+    def __init__(self, data: bytes, start: int, damage: list[Damage], base: int = 0) -> None:
         self.data = data
+        self.base = base  # file offset of data[0] (a multiple of BLOCK), for what is reported
         self.view = memoryview(data)
         self.pos = start
         self.damage = damage
@@ -184,28 +185,37 @@ class _Chunks:
             else:
                 if pieces is None:
                     self.damage.append(Damage(
-                        kind="bad_payload_crc", offset=pos, length=end - pos,
-                        message=(f"bytes {pos}-{end - 1} are the rest of a record whose beginning was lost; "
+                        kind="bad_payload_crc", offset=self.base + pos, length=end - pos,
+                        message=(f"bytes {self.base + pos}-{self.base + end - 1} are the rest of a record whose beginning was lost; "
                                  "dropped")))
                     pos = self.accounted = end
                     continue
                 pieces.append(view[pos + CHUNK_HEADER:end])
                 pos = end
                 if kind == LAST:
-                    payload = b"".join(pieces)
+                    total = sum(len(piece) for piece in pieces)
+                    payload = b"".join(pieces) if total <= MAX_RECORD else b""
                     pieces = None
                     self.pos = self.clean_end = self.accounted = pos
-                    if len(payload) <= MAX_RECORD:
+                    if total <= MAX_RECORD:
                         yield self.record_start, memoryview(payload)
+                    else:
+                        first = self.base + self.record_start
+                        self.damage.append(Damage(
+                            kind="too_large", offset=first, length=pos - self.record_start,
+                            message=(f"the record at bytes {first}-{self.base + pos - 1} holds {total} bytes, more "
+                                     f"than the {MAX_RECORD // 2**20} MiB this reader takes in one record (a "
+                                     "history row is a few KiB); skipped it")))
         self.pos = pos
         start = self.record_start if pieces is not None else max(self.accounted, self.clean_end)
         prev = self.damage[-1] if self.damage else None
-        if start < n and prev is not None and prev.kind == "bad_length" and prev.offset + prev.length == start:
+        if (start < n and prev is not None and prev.kind == "bad_length"
+                and prev.offset + prev.length == self.base + start):
             self._damaged(start, n, trusted=False)  # garbage up to the end: one report
         elif start < n and any(data[start:n]):
             self.damage.append(Damage(
-                kind="truncated", offset=start, length=n - start,
-                message=(f"the last {n - start} byte(s) from byte {start} are not a whole record: the file "
+                kind="truncated", offset=self.base + start, length=n - start,
+                message=(f"the last {n - start} byte(s) from byte {self.base + start} are not a whole record: the file "
                          "ends inside a record (a run still being written, or a copy cut short)")))
 
     def _after_damage(self, pos: int, end: int, length: int, kind: int, left: int) -> tuple[int, bool]:
@@ -222,10 +232,12 @@ class _Chunks:
     def _damaged(self, start: int, end: int, trusted: bool) -> None:
         """Report bytes start..end as lost; runs of damage next to each other are one report."""
         prev = self.damage[-1] if self.damage else None
+        start += self.base
+        end += self.base
         if prev is not None and prev.kind == "bad_length" and not trusted and prev.offset + prev.length == start:
             start = prev.offset
             self.damage.pop()
-        n = len(self.data)
+        n = self.base + len(self.data)
         self.damage.append(Damage(
             kind="bad_payload_crc" if trusted else "bad_length", offset=start, length=max(1, end - start),
             message=(f"bytes {start}-{end - 1} ({end - start} bytes) fail their checksum (damaged); dropped what "
@@ -233,8 +245,8 @@ class _Chunks:
 
     def _lost_partial(self, at: int) -> None:
         self.damage.append(Damage(
-            kind="bad_length", offset=self.record_start, length=at - self.record_start,
-            message=(f"bytes {self.record_start}-{at - 1} are the start of a record whose end was lost; "
+            kind="bad_length", offset=self.base + self.record_start, length=at - self.record_start,
+            message=(f"bytes {self.base + self.record_start}-{self.base + at - 1} are the start of a record whose end was lost; "
                      "dropped")))
 
 
@@ -287,9 +299,12 @@ def _item_key(item) -> str:
 
 
 def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mtime_ns: int = 0, start: int = 0,
-                     prior: WandbScan | None = None, on_progress=None) -> WandbScan:
+                     base: int = 0, prior: WandbScan | None = None, on_progress=None) -> WandbScan:
     """Read every record of a run file held in `data` from byte `start` (after `prior`, a scan of the bytes
-    before it, whose metric definitions and last step values carry over)."""
+    before it, whose metric definitions and last step values carry over).
+
+    `data` may be a window of the file beginning at file offset `base`, a multiple of BLOCK (chunks never
+    cross a block, so the framing holds); every offset reported is a file offset."""
     from core.monitor.wandb.proto import peek_class, record_class
 
     n = len(data)
@@ -299,7 +314,7 @@ def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
         scan.step_globs = list(prior.step_globs)
         scan.last_step_values = dict(prior.last_step_values)
         scan.last_wall = prior.last_wall
-    if start == 0:
+    if start == 0 and base == 0:
         if n < len(FILE_HEADER) or data[:4] != FILE_IDENT:
             scan.looks_like_events = False
             scan.damage = [Damage(kind="not_wandb_file", offset=0, length=n, message=(
@@ -308,13 +323,14 @@ def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
         start = len(FILE_HEADER)
     Record = record_class()
     peek = peek_class().FromString
-    chunks = _Chunks(data, start, scan.damage)
+    chunks = _Chunks(data, start, scan.damage, base)
     rows = _Rows()
     info = scan.info
     config: dict = {}
     summaries: list[bytes] = []
     kept = bad_proto = 0
-    for offset, payload in chunks.records():
+    for rel, payload in chunks.records():
+        offset = base + rel
         try:
             record = peek(payload)
             kind = record.WhichOneof("kind")
@@ -359,13 +375,13 @@ def scan_wandb_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
         elif kind == "exit":
             info.exit_code = int(full.exit.exit_code)
             info.runtime_s = float(full.exit.runtime)
-    scan.clean_end = chunks.clean_end
+    scan.clean_end = base + chunks.clean_end
     scan.records = kept
     scan.history_rows = rows.count
     rows.into(scan)
     info.config = config
     info.summary = _summary(scan, summaries)
-    if (scan.damage and not kept and start == len(FILE_HEADER)) or (bad_proto and not kept):
+    if (scan.damage and not kept and base == 0 and start == len(FILE_HEADER)) or (bad_proto and not kept):
         scan.looks_like_events = False
     if on_progress is not None:
         on_progress(n, n)

@@ -11,13 +11,12 @@ TensorBoard run's event files are: within a tag a value at step s replaces earli
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from core.monitor.cache import get_json, load_blob, path_id, scan_key, set_json, store_blob
+from core.monitor.cache import batched, store_blob
 from core.monitor.runs import (
     MAX_DIRS_WALKED,
     MAX_RUNS,
@@ -30,15 +29,13 @@ from core.monitor.runs import (
     stitch,
 )
 from core.monitor.scan import accumulator_keep_mask
-from core.monitor.wandb.log import WandbRunInfo, WandbScan, merge_wandb, scan_wandb_bytes
-from core.paths import open_regular
+from core.monitor.stream import Format, read_cached
+from core.monitor.wandb.log import BLOCK, MAX_RECORD, WandbRunInfo, WandbScan, merge_wandb, scan_wandb_bytes
 
 WANDB_SUFFIX = ".wandb"
 RUN_FILE = re.compile(r"^run-(?P<id>.+)\.wandb$")
 RUN_DIR = re.compile(r"^(?P<offline>offline-)?run-(?P<stamp>\d{8}_\d{6})-(?P<rest>.+)$")
 MAX_FILES_PER_RUN = 200
-TAIL_CHECK = 4096
-LATEST_PREFIX = "monitor:wandb-latest:v3:"
 
 
 @dataclass
@@ -79,19 +76,36 @@ def discover_wandb_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED,
     directory above them: two copies of a run in two folders stay two runs. Links are not followed (W&B's own
     `latest-run` link would count a run twice)."""
     groups: dict[tuple[str, str], list[WandbFile]] = {}
-    walked = 0
+    dropped_files: dict[tuple[str, str], int] = {}
+    runs_left_out = 0
     for dirpath, filenames in iter_dirs(root, max_dirs=max_dirs, notes=notes):  # iterative and bounded
-        walked += 1
         for name in filenames:
+            if not is_wandb_file(name):
+                continue
             p = Path(dirpath) / name
-            if not is_wandb_file(name) or p.is_symlink() or not p.is_file():
+            if p.is_symlink() or not p.is_file():
                 continue
             found = describe_file(p)
-            group = groups.setdefault((str(p.parent.parent), found.run_id), [])
+            group_key = (str(p.parent.parent), found.run_id)
+            group = groups.get(group_key)
+            if group is None:
+                if len(groups) >= MAX_RUNS:
+                    runs_left_out += 1
+                    continue
+                group = groups[group_key] = []
             if len(group) < MAX_FILES_PER_RUN:
                 group.append(found)
-        if walked >= max_dirs or len(groups) >= MAX_RUNS:
+            else:
+                dropped_files[group_key] = dropped_files.get(group_key, 0) + 1
+        if runs_left_out and len(groups) >= MAX_RUNS:
             break
+    if notes is not None:
+        for (_, run_id), n in sorted(dropped_files.items()):
+            notes.append(f"{root}: W&B run {run_id} has more than {MAX_FILES_PER_RUN} run files; the first "
+                         f"{MAX_FILES_PER_RUN} were read and {n} more were left out")
+        if runs_left_out:
+            notes.append(f"{root}: stopped at {MAX_RUNS} W&B runs; {runs_left_out} run file(s) of further runs "
+                         "(and any in folders not walked after that) were left out; narrow the path to read them")
     return [sorted(files, key=_file_order) for _, files in sorted(groups.items())]
 
 
@@ -107,45 +121,16 @@ def run_location(files: list[Path]) -> Path:
     return Path(os.path.commonpath([str(p) for p in parents]))
 
 
+RUN_FILES = Format(name="wandb", kind=WandbScan, scan=scan_wandb_bytes, merge=merge_wandb, align=BLOCK,
+                   max_window=MAX_RECORD + 4 * BLOCK)
+
+
 def read_wandb_scan(path: Path, cache=None, *, on_progress=None) -> tuple[WandbScan, str]:
-    """The scan of one run file and how it was obtained: "cached", "appended" or "read" (as `cache.read_scan`).
+    """The scan of one run file and how it was obtained: "cached", "appended" or "read" (core.monitor.stream).
 
     A file that has only grown since it was cached (a run still being written) is read from where the cached
     scan ended, after checking that the bytes before that point are unchanged."""
-    with open_regular(path) as fh:  # regular files only, opened without blocking
-        st = os.fstat(fh.fileno())
-        key = scan_key(str(path), st.st_size, st.st_mtime_ns)
-        if cache is not None:
-            hit = load_blob(cache, key, WandbScan)
-            if hit is not None:
-                return hit, "cached"
-        data = fh.read()
-    how = "read"
-    scan: WandbScan | None = None
-    if cache is not None:
-        latest = get_json(cache, LATEST_PREFIX + path_id(str(path)))
-        if isinstance(latest, dict) and latest.get("size", 0) < len(data):
-            old = load_blob(cache, latest.get("key", ""), WandbScan)
-            end = old.clean_end if old is not None else 0
-            lo = max(0, end - TAIL_CHECK)
-            if old is not None and 0 < end <= len(data) and _digest(data[lo:end]) == latest.get("tail_digest"):
-                tail = scan_wandb_bytes(data, path=str(path), size=st.st_size, mtime_ns=st.st_mtime_ns, start=end,
-                                        prior=old, on_progress=on_progress)
-                scan = merge_wandb(old, tail)
-                how = "appended"
-    if scan is None:
-        scan = scan_wandb_bytes(data, path=str(path), size=st.st_size, mtime_ns=st.st_mtime_ns,
-                                on_progress=on_progress)
-    if cache is not None:
-        store_blob(cache, key, scan)
-        lo = max(0, scan.clean_end - TAIL_CHECK)
-        set_json(cache, LATEST_PREFIX + path_id(str(path)), {"key": key, "size": st.st_size,
-                                              "tail_digest": _digest(data[lo:scan.clean_end])})
-    return scan, how
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return read_cached(path, cache, RUN_FILES, on_progress=on_progress)
 
 
 def read_wandb_run(files: list[Path], *, name: str | None = None, cache=None,
@@ -154,22 +139,34 @@ def read_wandb_run(files: list[Path], *, name: str | None = None, cache=None,
     paths = [Path(p) for p in files]
     location = run_location(paths)
     stats, key = files_key(paths)
-    hit = cached_run(cache, key, name, location.name, on_progress)
+    hit = cached_run(cache, key, name, location.name, on_progress, path=str(location))
     if hit is not None:
         return hit
     sizes = [max(1, st.st_size) for st in stats]
     total = float(sum(sizes)) or 1.0
     done = 0.0
     read: list[tuple[WandbScan, str, Path]] = []
-    for p, size in zip(paths, sizes, strict=True):
-        def progress(pos: int, n: int, base=done, size=size, label=p.name) -> None:
-            if on_progress is not None:
-                on_progress(min(1.0, (base + size * (pos / max(n, 1))) / total), label)
+    with batched(cache) as writes:  # the run's cache writes, made together
+        for p, size in zip(paths, sizes, strict=True):
+            def progress(pos: int, n: int, base=done, size=size, label=p.name) -> None:
+                if on_progress is not None:
+                    on_progress(min(1.0, (base + size * (pos / max(n, 1))) / total), label)
 
-        scan, how = read_wandb_scan(p, cache, on_progress=progress)
-        done += size
-        read.append((scan, how, p))
-    # start-time order (what the files say), falling back to the order their directory names give
+            scan, how = read_wandb_scan(p, writes, on_progress=progress)
+            done += size
+            read.append((scan, how, p))
+        run = assemble_run(read, location, name, paths)
+        if on_progress is not None:
+            on_progress(1.0, location.name)
+        if writes is not None:
+            store_blob(writes, key, replace(run, scans=[]))
+    return run
+
+
+def assemble_run(read: list[tuple[WandbScan, str, Path]], location: Path, name: str | None,
+                 paths: list[Path]) -> RunData:
+    """One run from the scans of its files: in start-time order (what the files say, else their directory
+    names' order), their metadata merged, stitched."""
     order = sorted(range(len(read)), key=lambda i: (read[i][0].info.start_time is None,
                                                      read[i][0].info.start_time or 0.0, i))
     info = merge_info([read[i][0].info for i in order])
@@ -177,17 +174,18 @@ def read_wandb_run(files: list[Path], *, name: str | None = None, cache=None,
     for i in order:
         scan, how, p = read[i]
         run.scans.append(scan)
-        run.files.append(FileReport(
-            name=_relative(p, location), size=scan.size, scalars=len(scan.steps), tags=len(scan.tags), how=how,
-            damage=scan.damage, lost_vs_tbparse=max(0, len(scan.steps) - int(
-                accumulator_keep_mask(scan, compatible=True).sum())),
-            looks_like_events=scan.looks_like_events, non_scalar_values=scan.non_scalar_values))
-    if on_progress is not None:
-        on_progress(1.0, location.name)
+        run.files.append(file_report(_relative(p, location), scan, how))
     stitch(run)
-    if cache is not None:
-        store_blob(cache, key, replace(run, scans=[]))
     return run
+
+
+def file_report(name: str, scan: WandbScan, how: str) -> FileReport:
+    """What was read from one run file, as a run lists it."""
+    return FileReport(
+        name=name, size=scan.size, scalars=len(scan.steps), tags=len(scan.tags), how=how,
+        damage=scan.damage, lost_vs_tbparse=max(0, len(scan.steps) - int(
+            accumulator_keep_mask(scan, compatible=True).sum())),
+        looks_like_events=scan.looks_like_events, non_scalar_values=scan.non_scalar_values)
 
 
 def _relative(p: Path, location: Path) -> str:
