@@ -225,6 +225,9 @@ def handle_logs(args: argparse.Namespace) -> int:
     if getattr(args, "follow", False):
         from core.cli import logs_follow
 
+        if args.gpu_log:
+            notes.append("--gpu-log is not read while following (the GPU check, MON012, runs without --follow)")
+
         followers: list = []
         _, problems = collect_runs(args.paths, cache=cache, notes=notes,
                                    open_found=logs_follow.opener(followers, cache, args.stall_after))
