@@ -347,3 +347,16 @@ def test_a_file_that_grows_while_read_ends_where_it_was_when_opened(tmp_path):
                 grower.flush()
     assert seen == lines_before
     assert path.stat().st_size > 1_000_000
+
+
+def test_lines_built_to_make_the_job_log_patterns_backtrack(tmp_path):
+    path = tmp_path / "job.log"
+    hostile = [("[Rank 1] Memory-Usage " * 2900)[:65000], ("[Rank 1] Memory-Usage x: {" + "a" * 1990) * 32,
+               "(" + "a" * 60000 + " pid=1", "[Rank 1] Memory-Usage x: {" + "'a': 1, " * 7000 + "}"]
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(128):
+            fh.write(hostile[i % len(hostile)] + "\n")
+    start = time.perf_counter()
+    gpus, _, marks, report = read_job_log(path, budget())
+    assert time.perf_counter() - start < 20  # linear: a few ms a line, not seconds
+    assert gpus == [] and marks == [] and report.skipped_lines == 96  # the lines that mention Memory-Usage

@@ -37,7 +37,7 @@ GIB = 1024.0  # slime's "_GB" values are GiB (bytes / 1024**3); series are in Mi
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 RAY_PREFIX = re.compile(r"^\s*\((?:(?P<actor>[\w.\-]+) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9A-Za-z.:\-]+))?\)\s*")
 LOG_TIME = re.compile(r"\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
-MEMORY_LINE = re.compile(r"\[Rank (?P<rank>\d{1,6})\] Memory-Usage (?P<what>.{0,200}?)"
+MEMORY_LINE = re.compile(r"\[Rank (?P<rank>\d{1,6})\] Memory-Usage (?P<what>[^:\[\]{}]{0,200}?)"
                          r"(?: \(cleared before print\))?: \{(?P<info>[^{}]{0,2000})\}")
 PAIR = re.compile(r"'(?P<key>\w{1,40})': (?:'(?P<text>[^']{0,80})'|(?P<num>-?[0-9.]+(?:e[-+]?\d+)?))")
 
