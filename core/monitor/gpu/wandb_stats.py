@@ -33,6 +33,7 @@ HEADER_LEN = 7
 BLOCK = 32768
 CHUNK_HEADER = 7
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
+MAX_KEY = 200
 READ_BLOCKS = 64  # 2 MiB at a time
 MAX_KEPT_RECORD = 4 * 1024 * 1024  # a stats or run record is a few KiB; longer records are not assembled
 STATS_TAG = b"\x3a"  # field 7, length-delimited
@@ -206,7 +207,7 @@ def read_wandb_stats(path: str | Path, budget: list[int], node_hint: str = "") -
     return series, host_series, report
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def _parse_key(key: str, default_node: str) -> tuple[str, str, int, str] | None:
     """("gpu", node, index, field) or ("host", node, -1, field) for a system-metrics key; None for the others
     (keys repeat in every record, so each is parsed once)."""
@@ -226,7 +227,10 @@ def _add_sample(items, t: float, default_node: str, gpus: dict, hosts: dict, bud
     values: dict[tuple[str, int], dict[str, float]] = {}
     host_values: dict[str, dict[str, list[float]]] = {}
     for item in items:
-        parsed = _parse_key(item.key, default_node)
+        key = item.key
+        if len(key) > MAX_KEY:
+            continue  # no system metric has such a name; kept out of the cache of parsed keys
+        parsed = _parse_key(key, default_node)
         if parsed is None:
             continue
         try:
