@@ -201,3 +201,12 @@ def test_wandb_run_with_system_metrics_of_two_nodes(tmp_path, capsys):
     hosts = {h["node"]: h for h in run["gpu_data"]["hosts"]}
     assert hosts["node-0"]["cpu_percent_median"] == 12.5 and hosts["node-1"]["host_memory_percent_max"] == 9.5
     assert next(v for v in run["verdicts"] if v["code"] == "MON012")["status"] == "warn"
+
+
+def test_gpu_logs_of_another_day_are_named(tmp_path):
+    run = tb_run(tmp_path, csv=False)
+    other = Scenario(rollouts=12, seed=1, wall_start=SCENARIO.wall_start + 3 * 86400)
+    write_nvidia_smi_csv(tmp_path / "run" / "gpu-node0.csv", SPLIT, 0, other)
+    g = read_run_gpus(run)
+    assert any("hardly overlap the run" in n for n in g.data.notes), g.data.notes
+    assert {s.role for s in g.data.series} == {"unknown"}

@@ -18,6 +18,8 @@ index and gives the first `--actor-num-nodes` x `--actor-num-gpus-per-node` to t
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from pydantic import BaseModel, Field
 
@@ -121,6 +123,11 @@ def shift_to_run(data: GpuData, phases: Phases, run_span: tuple[float, float] | 
             cover = _cover(times + k * HALF_HOUR, span)
             if cover > best_cover + 1e-9:
                 best, best_cover = k * HALF_HOUR, cover
+        if best_cover < 0.1:
+            notes.append(f"the {source} samples ({_when(times.min())} to {_when(times.max())} UTC) hardly overlap the "
+                         f"run ({_when(span[0])} to {_when(span[1])}): are they of another run? They are shown, but "
+                         "not placed against its phases")
+            continue
         if best and best_cover >= 0.5:
             for s in group:
                 s.times = s.times + best
@@ -130,6 +137,10 @@ def shift_to_run(data: GpuData, phases: Phases, run_span: tuple[float, float] | 
             notes.append(f"the {source} times (the node's local time, read as UTC) were moved by {best / 3600:+g} h "
                          "to match the run's own clock")
     return notes
+
+
+def _when(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(float(t)))
 
 
 def _cover(times: np.ndarray, span: tuple[float, float]) -> float:
