@@ -45,6 +45,7 @@ def test_disaggregated_rollout_gpus_waiting_while_training(tmp_path):
     assert v.evidence["rollout:idle_fraction"] > 0.5 and v.evidence["training:utilization_median"] > 80
     assert v.evidence["rollout_gpus_while_training_median"] == 0.0
     assert v.evidence["gpus_that_stay_idle"] == []
+    assert v.evidence["layout"].startswith("disaggregated")
     assert "train_async.py" in v.fix and "--colocate" in v.fix
     assert {"async-training", "gpu-placement"} <= set(v.cards)
     assert "rules of thumb" in v.evidence["thresholds_from"] and "utilization.gpu" in v.evidence["thresholds_from"]
@@ -65,6 +66,7 @@ def test_colocated_gpus_busy_in_both_phases_are_ok(tmp_path):
     v = g.verdict()
     assert v.status == "ok", v.message
     assert v.evidence["colocated:utilization_median"] >= 75 and "no GPU stays idle" in v.message
+    assert v.evidence["layout"].startswith("colocated")
 
 
 def test_colocate_in_the_config_decides_the_role():

@@ -109,6 +109,7 @@ GPU_EVIDENCE_LABELS = {
     "rollout_gpus_while_training_median": "rollout GPUs' median utilization while training (%)",
     "training_gpus_while_generating_median": "training GPUs' median utilization while generating (%)",
     "rollout_memory_note": "rollout GPU memory", "thresholds": "thresholds", "thresholds_from": "thresholds from",
+    "layout": "GPU layout",
 }
 GPU_SUFFIX_LABELS = {"utilization_median": "median utilization (%)", "idle_fraction": "share of samples idle",
                      "gpus": "GPUs", "memory_max_fraction": "most memory used (share of the device)"}

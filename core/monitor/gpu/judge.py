@@ -122,6 +122,10 @@ def check_gpus_busy(data: GpuData | None, phases: Phases | None = None, looked_i
     summaries = {id(s): summarize(s) for s in group}
     ev: dict = {"source": SOURCE_LABELS[source], "gpus": len(group), "samples": sum(s.samples for s in group)}
     roles = sorted({s.role for s in group}, key=["training", "rollout", "colocated", "unknown"].index)
+    ev["layout"] = ("colocated: every GPU trains and generates in turn" if roles == ["colocated"] else
+                    "disaggregated: training and rollout GPUs apart" if {"training", "rollout"} <= set(roles) else
+                    "not told by the data (no phases, no --colocate, no placement that fits)"
+                    if roles == ["unknown"] else "mixed: " + ", ".join(roles))
     problems, causes, status = [], [], "ok"
     for role in roles:
         members = [s for s in group if s.role == role]
