@@ -360,3 +360,57 @@ def test_lines_built_to_make_the_job_log_patterns_backtrack(tmp_path):
     gpus, _, marks, report = read_job_log(path, budget())
     assert time.perf_counter() - start < 20  # linear: a few ms a line, not seconds
     assert gpus == [] and marks == [] and report.skipped_lines == 96  # the lines that mention Memory-Usage
+
+
+# -- following: text logs read from where the last read stopped ---------------------------------------------
+
+def _same(a, b):
+    assert [(s.source, s.node, s.gpu) for s in a.series] == [(s.source, s.node, s.gpu) for s in b.series]
+    for x, y in zip(a.series, b.series, strict=True):
+        for name in ("times", "utilization", "memory_used", "memory_total", "power", "temperature"):
+            np.testing.assert_array_equal(getattr(x, name), getattr(y, name))
+    assert [(m.time, m.what) for m in a.marks] == [(m.time, m.what) for m in b.marks]
+
+
+def test_appended_lines_are_read_from_where_the_last_read_stopped(tmp_path, monkeypatch):
+    full_csv = write_nvidia_smi_csv(tmp_path / "whole" / "gpu-n.csv", LAYOUT, 0, SMALL).read_bytes()
+    full_log = write_job_log(tmp_path / "whole" / "job.log", LAYOUT, SMALL).read_bytes()
+    live = tmp_path / "live"
+    live.mkdir()
+    csv, log = live / "gpu-n.csv", live / "job.log"
+    cursors: dict = {}
+    calls = []
+    import core.monitor.gpu.reading as r
+
+    real = r.iter_lines
+
+    def spy(path, stats, *args, **kwargs):
+        calls.append(kwargs.get("resume", 0))
+        return real(path, stats, *args, **kwargs)
+
+    monkeypatch.setattr("core.monitor.gpu.nvidia_smi.iter_lines", spy)
+    monkeypatch.setattr("core.monitor.gpu.job_log.iter_lines", spy)
+    cuts = [0.2, 0.5, 0.5, 0.9, 1.0]
+    for frac in cuts:  # the writers append, a line cut in the middle now and then
+        csv.write_bytes(full_csv[:int(len(full_csv) * frac)])
+        log.write_bytes(full_log[:int(len(full_log) * frac)])
+        got = read_gpu_data([csv, log], cursors=cursors)
+    assert calls[-2] > 0 and calls[-1] > 0  # the last reads started past the start
+    whole = read_gpu_data([tmp_path / "whole" / "gpu-n.csv", tmp_path / "whole" / "job.log"])
+    _same(got, whole)
+
+
+def test_a_replaced_or_shrunk_log_is_read_again(tmp_path):
+    path = write_nvidia_smi_csv(tmp_path / "gpu-n.csv", Layout(gpus_per_node=1), 0, SMALL)
+    cursors: dict = {}
+    first = read_gpu_data([path], cursors=cursors)
+    n = first.series[0].samples
+    path.write_text(path.read_text(encoding="utf-8").splitlines(keepends=True)[0]
+                    + "2026/12/03 07:00:00.000, 0, 7 %, 1 MiB, 2 MiB, 1 W, 30\n", encoding="utf-8")
+    shrunk = read_gpu_data([path], cursors=cursors)
+    assert shrunk.series[0].samples == 1 and shrunk.series[0].utilization[0] == 7
+    other = tmp_path / "other.csv"
+    write_nvidia_smi_csv(other, Layout(gpus_per_node=1), 0, SMALL)
+    os.replace(other, path)  # same size, same name, another file
+    again = read_gpu_data([path], cursors=cursors)
+    assert again.series[0].samples == n

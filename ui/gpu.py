@@ -22,6 +22,7 @@ from core.paths import PathRefused, resolve_allowed
 from ui.common import plain
 
 CACHE_KEY = "mon_gpu_reads"
+CURSORS_KEY = "mon_gpu_cursors"
 MAX_KEPT = 8
 METRIC_LABELS = {"utilization": "Utilization (%)", "memory_used": "Memory used (GiB)"}
 METRIC_TITLES = {"utilization": "GPU utilization", "memory_used": "GPU memory used"}
@@ -78,8 +79,11 @@ def gpus_for(runs: list[RunData], named: list[str]) -> dict[str, RunGpus]:
         found = [p for d in dirs if Path(d).is_dir() for p in discover_gpu_logs(d)]
         key = (run.path, run.name, run.scalar_count(), _identity([*named, *found, *run_wandb_files(run)]))
         hit = kept.get(key)
-        if hit is None:
-            hit = read_run_gpus(run, named, dirs=dirs)
+        if hit is None:  # a file changed: the text logs that only grew are read from where they stopped
+            cursors = st.session_state.setdefault(CURSORS_KEY, {})
+            if run.path not in cursors and len(cursors) >= MAX_KEPT:
+                cursors.pop(next(iter(cursors)))
+            hit = read_run_gpus(run, named, dirs=dirs, cursors=cursors.setdefault(run.path, {}))
             kept[key] = hit
             while len(kept) > MAX_KEPT:
                 kept.pop(next(iter(kept)))

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from core.monitor.gpu.job_log import read_job_log
+from core.monitor.gpu.job_log import JobLogState, read_job_log
 from core.monitor.gpu.models import MAX_SAMPLES_TOTAL, GpuData, GpuSeries, HostSeries
-from core.monitor.gpu.nvidia_smi import looks_like_header
+from core.monitor.gpu.nvidia_smi import SmiState, looks_like_header
 from core.monitor.gpu.nvidia_smi import read_nvidia_smi as _read_csv
 from core.monitor.gpu.wandb_stats import read_wandb_stats
 from core.paths import open_regular
@@ -28,6 +29,7 @@ MAX_DEPTH = 3
 MAX_ENTRIES = 5000
 MAX_FILES = 64
 SNIFF_BYTES = 4096
+HEAD_BYTES = 1024
 NODE_PREFIXES = re.compile(r"^(?:nvidia[-_]?smi|gpus?|smi)[-_.]+", re.IGNORECASE)
 SMI_DATE = re.compile(r"^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}")
 DUPLICATE_OVERLAP = 0.1
@@ -95,14 +97,51 @@ def node_from_name(path: Path) -> str:
     return NODE_PREFIXES.sub("", stem) or stem
 
 
+@dataclass
+class Cursor:
+    """Where an earlier read of a text log stopped, and what it had read (its parser's state)."""
+
+    ident: tuple[int, int]  # device and inode: a file replaced under the same name is read again
+    head: bytes  # its first bytes: a file rewritten in place is read again
+    state: SmiState | JobLogState
+
+
+def _held(state: SmiState | JobLogState) -> int:
+    """Samples a cursor's state already holds (they count against the read's budget)."""
+    if isinstance(state, SmiState):
+        return sum(len(g.columns["time"]) for g in state.gpus.values())
+    return sum(len(r.cols["time"]) for r in state.ranks.values())
+
+
+def _cursor_for(path: Path, cursors: dict, key: str, make) -> Cursor:
+    """The cursor of a file that only grew since it was read, else a new one (the file is read whole)."""
+    with open_regular(path) as fh:
+        st = os.fstat(fh.fileno())
+        head = fh.read(HEAD_BYTES)
+    ident = (st.st_dev, st.st_ino)
+    c = cursors.get(key)
+    if c is None or c.ident != ident or st.st_size < c.state.offset or head[:len(c.head)] != c.head \
+            or not isinstance(c.state, type(make())):
+        c = cursors[key] = Cursor(ident=ident, head=head, state=make())
+    return c
+
+
 def read_gpu_data(paths: list[str | Path], wandb_files: list[str | Path] = (), *, explicit: int = 0,
-                  budget: int = MAX_SAMPLES_TOTAL) -> GpuData:
+                  budget: int = MAX_SAMPLES_TOTAL, cursors: dict | None = None) -> GpuData:
     """Read GPU data from `paths` (nvidia-smi CSVs, job logs, .wandb files) and the run's `wandb_files`.
 
     The first `explicit` of `paths` were named by the user: a file among them that holds no GPU data, or
-    cannot be read, is reported in the notes; files found by `discover_gpu_logs` that hold none are not."""
+    cannot be read, is reported in the notes; files found by `discover_gpu_logs` that hold none are not.
+    With `cursors` (a dict kept by the caller between reads, e.g. while a run is followed), a text log that
+    only grew is read from where the last read stopped; a last line still being written waits for the next
+    read. W&B files are read whole each time."""
     data = GpuData()
-    left = [budget]
+    if cursors is not None:
+        wanted = {os.path.realpath(p) for p in paths}
+        for gone in [k for k in cursors if k not in wanted]:
+            del cursors[gone]
+        budget -= sum(_held(c.state) for c in cursors.values())
+    left = [max(0, budget)]
     series: list[GpuSeries] = []
     hosts: list[HostSeries] = []
     csv_nodes: dict[str, int] = {}
@@ -124,10 +163,20 @@ def read_gpu_data(paths: list[str | Path], wandb_files: list[str | Path] = (), *
                 csv_nodes[node] = csv_nodes.get(node, 0) + 1
                 if csv_nodes[node] > 1:
                     node = f"{path.parent.name}/{node}"
-                got, report = _read_csv(path, node, left)
+                if cursors is None:
+                    got, report = _read_csv(path, node, left)
+                else:
+                    state = _cursor_for(path, cursors, key, SmiState).state
+                    got, report = _read_csv(path, node, left, state, keep_partial=False)
                 series += got
-            else:
+            elif cursors is None:
                 got, host, marks, report = read_job_log(path, left)
+                series += got
+                hosts += host
+                data.marks += marks
+            else:
+                state = _cursor_for(path, cursors, key, JobLogState).state
+                got, host, marks, report = read_job_log(path, left, state, keep_partial=False)
                 series += got
                 hosts += host
                 data.marks += marks

@@ -19,6 +19,7 @@ import calendar
 import re
 import time
 from array import array
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,7 @@ SRC_LOG_FORMAT = slime_source("slime/observability/logging_utils.py", 19)
 SRC_UPDATE_WEIGHTS_MEMORY = slime_source("slime/backends/megatron_utils/actor.py", 639)
 MARKER = "Memory-Usage"
 MAX_MARKS = 20_000
+NAN = float("nan")
 GIB = 1024.0  # slime's "_GB" values are GiB (bytes / 1024**3); series are in MiB
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -40,6 +42,41 @@ LOG_TIME = re.compile(r"\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
 MEMORY_LINE = re.compile(r"\[Rank (?P<rank>\d{1,6})\] Memory-Usage (?P<what>[^:\[\]{}]{0,200}?)"
                          r"(?: \(cleared before print\))?: \{(?P<info>[^{}]{0,2000})\}")
 PAIR = re.compile(r"'(?P<key>\w{1,40})': (?:'(?P<text>[^']{0,80})'|(?P<num>-?[0-9.]+(?:e[-+]?\d+)?))")
+
+
+def _feed(st: JobLogState, line: str, budget: list[int]) -> None:
+    """One line that mentions Memory-Usage: a sample of its rank and a mark, or a line counted as skipped."""
+    line = ANSI.sub("", line)
+    prefix = RAY_PREFIX.match(line)
+    node = (prefix.group("ip") or "driver") if prefix else "local"
+    m = MEMORY_LINE.search(line)
+    if m is None:
+        st.unreadable += 1
+        return
+    stamp = LOG_TIME.search(line, prefix.end() if prefix else 0, m.start() + 1)
+    t = _epoch(stamp.group("ts"), st.clock) if stamp else None
+    if t is None:
+        st.undated += 1
+        return
+    info = {p.group("key"): float(p.group("num")) for p in PAIR.finditer(m.group("info")) if p.group("num")}
+    if "used_GB" not in info and "total_GB" not in info:
+        st.unreadable += 1
+        return
+    rank = int(m.group("rank"))
+    series = st.ranks.get((node, rank))
+    if series is None:
+        series = st.ranks[(node, rank)] = _Rank()
+    if len(series.cols["time"]) >= MAX_SAMPLES_PER_SERIES or budget[0] <= 0:
+        st.full = True
+        return
+    budget[0] -= 1
+    series.cols["time"].append(t)
+    series.cols["used"].append(info.get("used_GB", NAN) * GIB)
+    series.cols["total"].append(info.get("total_GB", NAN) * GIB)
+    series.cols["host_used"].append(info.get("host_used_GB", NAN) * GIB)
+    series.cols["host_total"].append(info.get("host_total_GB", NAN) * GIB)
+    if len(st.marks) < MAX_MARKS:
+        st.marks.append(PhaseMark(time=t, node=node, rank=rank, what=m.group("what").strip()))
 
 
 def _epoch(text: str, cache: dict[str, float]) -> float | None:
@@ -60,54 +97,43 @@ class _Rank:
         self.cols = {k: array("d") for k in ("time", "used", "total", "host_used", "host_total")}
 
 
-def read_job_log(path: str | Path, budget: list[int]) -> tuple[list[GpuSeries], list[HostSeries],
-                                                               list[PhaseMark], GpuFileReport]:
-    """The Memory-Usage lines of one job log as per-rank memory series, host memory per node, and marks."""
+@dataclass
+class JobLogState:
+    """What reading a job log so far left: the samples per rank, the marks, and where to resume."""
+
+    ranks: dict = field(default_factory=dict)
+    marks: list = field(default_factory=list)
+    clock: dict = field(default_factory=dict)
+    undated: int = 0
+    unreadable: int = 0
+    bad_text: int = 0
+    full: bool = False
+    offset: int = 0
+    head_left_out: list = field(default_factory=list)
+
+
+def read_job_log(path: str | Path, budget: list[int], state: JobLogState | None = None, *,
+                 keep_partial: bool = True) -> tuple[list[GpuSeries], list[HostSeries], list[PhaseMark],
+                                                     GpuFileReport]:
+    """The Memory-Usage lines of one job log as per-rank memory series, host memory per node, and marks; with
+    a `state` from an earlier read of the same file, only the lines appended since are read."""
+    st = state if state is not None else JobLogState()
     stats = LineStats()
     report = GpuFileReport(path=str(path), kind="slime-log")
-    ranks: dict[tuple[str, int], _Rank] = {}
-    marks: list[PhaseMark] = []
-    cache: dict[str, float] = {}
-    undated = unreadable = 0
-    full = False
-    for line in iter_lines(path, stats):
-        if MARKER not in line:
-            continue
-        line = ANSI.sub("", line)
-        prefix = RAY_PREFIX.match(line)
-        node = (prefix.group("ip") or "driver") if prefix else "local"
-        m = MEMORY_LINE.search(line)
-        if m is None:
-            unreadable += 1
-            continue
-        stamp = LOG_TIME.search(line, prefix.end() if prefix else 0, m.start() + 1)
-        t = _epoch(stamp.group("ts"), cache) if stamp else None
-        if t is None:
-            undated += 1
-            continue
-        info = {p.group("key"): float(p.group("num")) for p in PAIR.finditer(m.group("info")) if p.group("num")}
-        if "used_GB" not in info and "total_GB" not in info:
-            unreadable += 1
-            continue
-        rank = int(m.group("rank"))
-        series = ranks.get((node, rank))
-        if series is None:
-            series = ranks[(node, rank)] = _Rank()
-        if len(series.cols["time"]) >= MAX_SAMPLES_PER_SERIES or budget[0] <= 0:
-            full = True
-            continue
-        budget[0] -= 1
-        series.cols["time"].append(t)
-        series.cols["used"].append(info.get("used_GB", float("nan")) * GIB)
-        series.cols["total"].append(info.get("total_GB", float("nan")) * GIB)
-        series.cols["host_used"].append(info.get("host_used_GB", float("nan")) * GIB)
-        series.cols["host_total"].append(info.get("host_total_GB", float("nan")) * GIB)
-        if len(marks) < MAX_MARKS:
-            marks.append(PhaseMark(time=t, node=node, rank=rank, what=m.group("what").strip()))
+    for line in iter_lines(path, stats, resume=st.offset, keep_partial=keep_partial):
+        if MARKER in line:
+            _feed(st, line, budget)
+    st.offset = stats.end
+    st.bad_text += stats.too_long + stats.not_utf8
+    described = stats.describe()
+    if stats.start:
+        st.head_left_out = [n for n in described if "only its last" in n]
+    ranks, marks = st.ranks, [m.model_copy() for m in st.marks]  # shifted in time later: copies
+    undated, unreadable, full = st.undated, st.unreadable, st.full
     gpus: list[GpuSeries] = []
     hosts: dict[str, list[np.ndarray]] = {}
     for (node, rank), series in sorted(ranks.items()):
-        cols = {k: np.frombuffer(v, dtype=np.float64) for k, v in series.cols.items()}
+        cols = {k: np.frombuffer(v, dtype=np.float64).copy() for k, v in series.cols.items()}
         order = np.argsort(cols["time"], kind="stable")
         cols = {k: v[order] for k, v in cols.items()}
         n = len(cols["time"])
@@ -133,8 +159,8 @@ def read_job_log(path: str | Path, budget: list[int]) -> tuple[list[GpuSeries], 
                             "skipped")
     if full:
         report.notes.append("more samples than this reader keeps; the later ones were left out")
-    report.notes.extend(stats.describe())
-    report.skipped_lines = undated + unreadable + stats.too_long + stats.not_utf8
+    report.notes += st.head_left_out + [n for n in described if "only its last" not in n]
+    report.skipped_lines = undated + unreadable + st.bad_text
     report.samples = sum(s.samples for s in gpus)
     report.gpus = len(gpus)
     if not gpus:

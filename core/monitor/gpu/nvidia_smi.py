@@ -14,6 +14,7 @@ from __future__ import annotations
 import calendar
 import time
 from array import array
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -103,90 +104,58 @@ def _units(header: list[str]) -> list[str]:
     return out
 
 
-def read_nvidia_smi(path: str | Path, node: str, budget: list[int]) -> tuple[list[GpuSeries], GpuFileReport]:
+@dataclass
+class SmiState:
+    """What reading a log so far left: the header in force, the samples per GPU, and where to resume."""
+
+    names: list | None = None
+    layout: tuple = ()  # (columns, time column, index column, [(field, column, unit)], name column)
+    assumed: bool = False
+    clock: _Clock = field(default_factory=_Clock)
+    gpus: dict = field(default_factory=dict)
+    skipped: int = 0
+    bad_text: int = 0  # lines too long or not UTF-8
+    first_bad: str | None = None
+    full: bool = False
+    notes: list = field(default_factory=list)
+    offset: int = 0  # just past the last whole line read
+    head_left_out: list = field(default_factory=list)
+
+
+def read_nvidia_smi(path: str | Path, node: str, budget: list[int], state: SmiState | None = None, *,
+                    keep_partial: bool = True) -> tuple[list[GpuSeries], GpuFileReport]:
     """Every GPU of one nvidia-smi CSV log, as series; `budget` is the samples still allowed in this read
-    (one int in a list, decreased here)."""
+    (one int in a list, decreased here). With a `state` from an earlier read of the same file, only the lines
+    appended since are read (and the state moves on)."""
+    st = state if state is not None else SmiState()
     stats = LineStats()
     report = GpuFileReport(path=str(path), kind="nvidia-smi")
-    names: list[str | None] | None = None
-    assumed = False
-    gpus: dict[int, _Gpu] = {}
-    clock = _Clock()
-    skipped = 0
-    full = False
-    first_bad: str | None = None
-    layout: tuple = ()  # (columns, time column, index column, [(key, column, suffix)], name column)
-    for line in iter_lines(path, stats):
-        cells = line.split(",")
-        if len(cells) != len(layout and layout[0] or ()) or not layout:
-            if not line.strip():
-                continue
-            if looks_like_header(cells):
-                names = _column_names(cells)
-                if "time" not in names or "index" not in names:
-                    report.notes.append("a header without a timestamp or an index column: lines after it cannot "
-                                        "be placed in time or on a GPU (query timestamp and index too)")
-                    names = []
-                layout = _layout(names, _units(cells)) if names else ()
-                continue
-            if names is None:
-                if len(cells) in (5, len(RECOMMENDED_QUERY)):
-                    names = [FIELDS[f] for f in RECOMMENDED_QUERY[:len(cells)]]
-                    layout = _layout(names, [""] * len(names))
-                    assumed = True
-                else:
-                    names = []
-                    report.notes.append(f"no header line and {len(cells)} column(s): the columns cannot be told "
-                                        "apart; record without `noheader`, or in the order "
-                                        + ",".join(RECOMMENDED_QUERY))
-            if not layout or len(cells) != len(layout[0]):
-                skipped += 1
-                first_bad = first_bad or line
-                continue
-        _, at_time, at_index, numeric, at_name = layout
-        t = clock(cells[at_time])
-        text = cells[at_index].strip()
-        if t is None or not text.isdigit() or len(text) > 4:
-            skipped += 1
-            first_bad = first_bad or line
-            continue
-        ident = int(text)
-        gpu = gpus.get(ident)
-        if gpu is None:
-            gpu = gpus[ident] = _Gpu()
-        columns = gpu.columns
-        if len(columns["time"]) >= MAX_SAMPLES_PER_SERIES or budget[0] <= 0:
-            full = True
-            continue
-        budget[0] -= 1
-        columns["time"].append(t)
-        for key, at, suffix in numeric:
-            if at < 0:
-                columns[key].append(NAN)
-                continue
-            cell = cells[at]
-            try:
-                columns[key].append(float(cell[:-len(suffix)] if suffix and cell.endswith(suffix) else cell))
-            except ValueError:
-                columns[key].append(_number(cell))
-        if at_name >= 0 and not gpu.name:
-            gpu.name = cells[at_name].strip()[:80]
-    if assumed:
+    for line in iter_lines(path, stats, resume=st.offset, keep_partial=keep_partial):
+        _feed(st, line, budget)
+    st.offset = stats.end
+    st.bad_text += stats.too_long + stats.not_utf8
+    described = stats.describe()
+    if stats.start:
+        st.head_left_out = [n for n in described if "only its last" in n]
+    if st.assumed:
         report.notes.append("no header line: the columns were read in the order " + ",".join(
-            RECOMMENDED_QUERY[:len(names or [])]))
-    if full:
+            RECOMMENDED_QUERY[:len(st.names or [])]))
+    report.notes += st.notes
+    if st.full:
         report.notes.append("more samples than this reader keeps; the later ones were left out")
-    if skipped:
-        shown = first_bad if len(first_bad or "") <= 80 else (first_bad or "")[:77] + "..."
-        report.notes.append(f"{skipped} line(s) are not nvidia-smi samples and were skipped (the first: {shown!r})")
-    report.notes.extend(stats.describe())
-    report.skipped_lines = skipped + stats.too_long + stats.not_utf8
+    if st.skipped:
+        shown = st.first_bad if len(st.first_bad or "") <= 80 else (st.first_bad or "")[:77] + "..."
+        report.notes.append(f"{st.skipped} line(s) are not nvidia-smi samples and were skipped (the first: "
+                            f"{shown!r})")
+    report.notes += st.head_left_out + [n for n in described if "only its last" not in n]
+    report.skipped_lines = st.skipped + st.bad_text
     out = []
-    for index in sorted(gpus):
-        gpu = gpus[index]
-        cols = {k: np.frombuffer(v, dtype=np.float64) if len(v) else np.zeros(0) for k, v in gpu.columns.items()}
-        if not len(cols["time"]):
+    for index in sorted(st.gpus):
+        gpu = st.gpus[index]
+        if not len(gpu.columns["time"]):
             continue
+        cols = {k: np.frombuffer(v, dtype=np.float64).copy() if len(v) else np.zeros(0)
+                for k, v in gpu.columns.items()}
         order = np.argsort(cols["time"], kind="stable")
         out.append(GpuSeries(source="nvidia-smi", node=node, gpu=index, name=gpu.name, files=[str(path)],
                              times=cols["time"][order], utilization=cols["utilization"][order],
@@ -197,6 +166,66 @@ def read_nvidia_smi(path: str | Path, node: str, budget: list[int]) -> tuple[lis
     if not out:
         report.kind = "none"
     return out, report
+
+
+def _feed(st: SmiState, line: str, budget: list[int]) -> None:
+    """One line: a header (the columns from here on), a sample, or a line that is neither (counted)."""
+    cells = line.split(",")
+    layout = st.layout
+    if not layout or len(cells) != len(layout[0]):
+        if not line.strip():
+            return
+        if looks_like_header(cells):
+            names = _column_names(cells)
+            if "time" not in names or "index" not in names:
+                st.notes.append("a header without a timestamp or an index column: lines after it cannot be placed "
+                                "in time or on a GPU (query timestamp and index too)")
+                names = []
+            st.names = names
+            st.layout = _layout(names, _units(cells)) if names else ()
+            return
+        if st.names is None:
+            if len(cells) in (5, len(RECOMMENDED_QUERY)):
+                st.names = [FIELDS[f] for f in RECOMMENDED_QUERY[:len(cells)]]
+                st.layout = _layout(st.names, [""] * len(st.names))
+                st.assumed = True
+            else:
+                st.names = []
+                st.notes.append(f"no header line and {len(cells)} column(s): the columns cannot be told apart; "
+                                "record without `noheader`, or in the order " + ",".join(RECOMMENDED_QUERY))
+        layout = st.layout
+        if not layout or len(cells) != len(layout[0]):
+            st.skipped += 1
+            st.first_bad = st.first_bad or line
+            return
+    _, at_time, at_index, numeric, at_name = layout
+    t = st.clock(cells[at_time])
+    text = cells[at_index].strip()
+    if t is None or not text.isdigit() or len(text) > 4:
+        st.skipped += 1
+        st.first_bad = st.first_bad or line
+        return
+    ident = int(text)
+    gpu = st.gpus.get(ident)
+    if gpu is None:
+        gpu = st.gpus[ident] = _Gpu()
+    columns = gpu.columns
+    if len(columns["time"]) >= MAX_SAMPLES_PER_SERIES or budget[0] <= 0:
+        st.full = True
+        return
+    budget[0] -= 1
+    columns["time"].append(t)
+    for key, at, suffix in numeric:
+        if at < 0:
+            columns[key].append(NAN)
+            continue
+        cell = cells[at]
+        try:
+            columns[key].append(float(cell[:-len(suffix)] if suffix and cell.endswith(suffix) else cell))
+        except ValueError:
+            columns[key].append(_number(cell))
+    if at_name >= 0 and not gpu.name:
+        gpu.name = cells[at_name].strip()[:80]
 
 
 def _layout(names: list[str | None], units: list[str]) -> tuple:

@@ -21,6 +21,7 @@ class LineStats:
 
     size: int = 0
     start: int = 0  # the byte reading began at (past a cut line when the file's head was left out)
+    end: int = 0  # just past the last whole line (ended by a newline): where a later read resumes
     lines: int = 0
     too_long: int = 0
     not_utf8: int = 0
@@ -38,13 +39,16 @@ class LineStats:
         return out
 
 
-def iter_lines(path: str | Path, stats: LineStats, max_bytes: int = MAX_FILE_BYTES):
-    """The text lines of a file (without their line ends), within the bounds above."""
+def iter_lines(path: str | Path, stats: LineStats, max_bytes: int = MAX_FILE_BYTES, *, resume: int = 0,
+               keep_partial: bool = True):
+    """The text lines of a file (without their line ends), within the bounds above, from byte `resume` (a
+    previous read's `stats.end`). With `keep_partial` false, a last line without its newline (still being
+    written) is left for the next read."""
     with open_regular(path) as fh:
         size = os.fstat(fh.fileno()).st_size
         stats.size = size
-        start = max(0, size - max_bytes)
-        if start:
+        start = max(resume, size - max_bytes)
+        if start > resume:
             fh.seek(start - 1)
             if fh.read(1) != b"\n":  # begin at the next whole line
                 skipped = 0
@@ -59,7 +63,9 @@ def iter_lines(path: str | Path, stats: LineStats, max_bytes: int = MAX_FILE_BYT
                         break
                     skipped += len(block)
                 start += skipped
-        stats.start = start
+        stats.start = start if start > resume else 0
+        stats.end = start
+        fh.seek(start)
         left = size - start
         pending = b""
         pending_too_long = False
@@ -71,6 +77,8 @@ def iter_lines(path: str | Path, stats: LineStats, max_bytes: int = MAX_FILE_BYT
             pieces = block.split(b"\n")
             pieces[0] = pending + pieces[0]
             pending = pieces.pop()
+            if len(pieces):
+                stats.end = size - left - len(pending)
             for raw in pieces:
                 if pending_too_long:
                     pending_too_long = False
@@ -82,6 +90,8 @@ def iter_lines(path: str | Path, stats: LineStats, max_bytes: int = MAX_FILE_BYT
             if len(pending) > MAX_LINE_BYTES:
                 pending = b""
                 pending_too_long = True
+        if not keep_partial:
+            return
         if pending_too_long:
             stats.too_long += 1
         elif pending:

@@ -51,9 +51,10 @@ def search_dirs(run: RunData) -> list[Path]:
 
 
 def read_run_gpus(run: RunData, gpu_logs: list[str | Path] = (), *, discover: bool = True,
-                  dirs: list[Path] | None = None) -> RunGpus:
+                  dirs: list[Path] | None = None, cursors: dict | None = None) -> RunGpus:
     """Everything about the GPUs of `run`: the files in `gpu_logs` (named by the user), the logs found in the
-    run's directory or in `dirs` (when `discover`), and the run's own W&B files."""
+    run's directory or in `dirs` (when `discover`), and the run's own W&B files. `cursors` (kept by the caller
+    between calls) lets text logs that only grew be read from where the last call stopped."""
     notes: list[str] = []
     dirs = (search_dirs(run) if dirs is None else dirs) if discover else []
     found: list[Path] = []
@@ -61,7 +62,7 @@ def read_run_gpus(run: RunData, gpu_logs: list[str | Path] = (), *, discover: bo
         if d.is_dir():
             found += discover_gpu_logs(d, notes)
     named = [Path(p) for p in gpu_logs]
-    data = read_gpu_data([*named, *found], run_wandb_files(run), explicit=len(named))
+    data = read_gpu_data([*named, *found], run_wandb_files(run), explicit=len(named), cursors=cursors)
     data.notes = notes + data.notes
     data.notes += shift_to_run(data, run_phases(run), _run_span(run))  # the run's curves set the clock
     phases = run_phases(run, data)
