@@ -1,5 +1,6 @@
 """GPU data figures: reading nvidia-smi CSV logs, W&B system metrics and a job log of a days-long run, judging
-"GPUs are busy" and building the per-GPU chart.
+"GPUs are busy" and building the per-GPU chart; then, as while following, reading the text logs again after
+lines were appended (only the new bytes are read).
 
     python benchmarks/bench_gpu.py                   # 2 nodes x 8 GPUs, 3 days: nvidia-smi -l 5, W&B every 15 s
     python benchmarks/bench_gpu.py --days 1 --rounds 5
@@ -43,7 +44,23 @@ fig = gpu_figure([s for s in data.series if s.source == "nvidia-smi"], __import_
                  fromlist=["Phases"]).Phases())
 size = len(fig.to_json())
 t_fig = time.perf_counter() - t3
+import shutil, tempfile
+live = Path(tempfile.mkdtemp(prefix="bench-gpu-live-"))
+for p in sorted(d.glob("*.csv")) + [d / "job.log"]:
+    shutil.copy(p, live / p.name)
+cursors = {{}}
+texts = sorted(live.glob("*.csv")) + [live / "job.log"]
+read_gpu_data(texts, cursors=cursors)
+line = "2025/06/18 15:00:00.000, 0, 50 %, 1000 MiB, 81559 MiB, 380.00 W, 50\n"
+for p in sorted(live.glob("*.csv")):
+    with p.open("a") as fh:
+        fh.write(line * {appended})
+t4 = time.perf_counter()
+again = read_gpu_data(texts, cursors=cursors)
+t_refresh = time.perf_counter() - t4
+shutil.rmtree(live)
 print(json.dumps({{"import": t_import, "read": t_read, "judge": t_judge, "figure": t_fig, "figure_bytes": size,
+                  "refresh": t_refresh,
                   "samples": sum(s.samples for s in data.series), "series": len(data.series),
                   "status": verdict.status, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
@@ -69,6 +86,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--days", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--appended", type=int, default=1000, help="lines appended to each CSV before the refresh")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-gpu-") as tmp:
         where = Path(tmp)
@@ -78,14 +96,18 @@ def main() -> int:
               + ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in sorted(sizes.items())))
         runs = []
         for _ in range(args.rounds):
-            out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), where=str(where))],
+            out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), where=str(where),
+                                                                     appended=args.appended)],
                                  capture_output=True, text=True, check=True)
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        med = {k: statistics.median(r[k] for r in runs) for k in ("import", "read", "judge", "figure", "rss_mb")}
+        med = {k: statistics.median(r[k] for r in runs) for k in ("import", "read", "judge", "figure", "rss_mb",
+                                                                   "refresh")}
         print(f"{runs[0]['series']} series, {runs[0]['samples']:,} samples; verdict {runs[0]['status']}")
         print(f"median of {args.rounds}: read {med['read']:.2f} s, judge {med['judge'] * 1000:.0f} ms, figure "
               f"{med['figure'] * 1000:.0f} ms ({runs[0]['figure_bytes'] / 1024:.0f} KiB of JSON), imports "
               f"{med['import']:.2f} s, peak RSS {med['rss_mb']:.0f} MB")
+        print(f"followed: reading the text logs again after {args.appended} lines appended to each CSV "
+              f"(cursors kept): {med['refresh'] * 1000:.0f} ms")
     return 0
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from core.monitor.gpu.job_log import JobLogState, read_job_log
-from core.monitor.gpu.models import MAX_SAMPLES_TOTAL, GpuData, GpuSeries, HostSeries
+from core.monitor.gpu.models import MAX_SAMPLES_TOTAL, GpuData, GpuSeries, HostSeries, time_order
 from core.monitor.gpu.nvidia_smi import SmiState, looks_like_header
 from core.monitor.gpu.nvidia_smi import read_nvidia_smi as _read_csv
 from core.monitor.gpu.wandb_stats import read_wandb_stats
@@ -243,7 +243,7 @@ def _join(a: GpuSeries, b: GpuSeries) -> GpuSeries:
     cols = {}
     for name in ("times", "utilization", "memory_used", "memory_total", "power", "temperature"):
         cols[name] = np.concatenate([getattr(a, name), getattr(b, name)])
-    order = np.argsort(cols["times"], kind="stable")
+    order = time_order(cols["times"])
     return a.model_copy(update={**{k: v[order] for k, v in cols.items()},
                                 "files": a.files + [f for f in b.files if f not in a.files]})
 
@@ -259,6 +259,6 @@ def _merge_hosts(hosts: list[HostSeries]) -> list[HostSeries]:
             continue
         cols = {name: np.concatenate([getattr(p, name) for p in parts])
                 for name in ("times", "cpu_percent", "memory_percent", "memory_used")}
-        order = np.argsort(cols["times"], kind="stable")
+        order = time_order(cols["times"])
         out.append(HostSeries(source=source, node=node, **{k: v[order] for k, v in cols.items()}))
     return out

@@ -24,7 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
-from core.monitor.gpu.models import MAX_SAMPLES_PER_SERIES, GpuFileReport, GpuSeries, HostSeries, PhaseMark
+from core.monitor.gpu.models import (
+    MAX_SAMPLES_PER_SERIES,
+    GpuFileReport,
+    GpuSeries,
+    HostSeries,
+    PhaseMark,
+    time_order,
+)
 from core.monitor.gpu.reading import LineStats, iter_lines
 from core.pins import slime_source
 
@@ -134,7 +141,7 @@ def read_job_log(path: str | Path, budget: list[int], state: JobLogState | None 
     hosts: dict[str, list[np.ndarray]] = {}
     for (node, rank), series in sorted(ranks.items()):
         cols = {k: np.frombuffer(v, dtype=np.float64).copy() for k, v in series.cols.items()}
-        order = np.argsort(cols["time"], kind="stable")
+        order = time_order(cols["time"])
         cols = {k: v[order] for k, v in cols.items()}
         n = len(cols["time"])
         gpus.append(GpuSeries(source="slime-log", node=node, gpu=rank, gpu_is_rank=True, files=[str(path)],
@@ -146,7 +153,7 @@ def read_job_log(path: str | Path, budget: list[int], state: JobLogState | None 
     host_series = []
     for node, parts in sorted(hosts.items()):
         joined = np.concatenate(parts, axis=1)
-        joined = joined[:, np.argsort(joined[0], kind="stable")]
+        joined = joined[:, time_order(joined[0])]
         with np.errstate(invalid="ignore", divide="ignore"):
             percent = joined[1] / joined[2] * 100.0
         host_series.append(HostSeries(source="slime-log", node=node, times=joined[0], memory_used=joined[1],

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.monitor.gpu.models import MAX_SAMPLES_PER_SERIES, GpuFileReport, GpuSeries
+from core.monitor.gpu.models import MAX_SAMPLES_PER_SERIES, GpuFileReport, GpuSeries, time_order
 from core.monitor.gpu.reading import LineStats, iter_lines
 
 RECOMMENDED_QUERY = ("timestamp", "index", "utilization.gpu", "memory.used", "memory.total", "power.draw",
@@ -156,7 +156,7 @@ def read_nvidia_smi(path: str | Path, node: str, budget: list[int], state: SmiSt
             continue
         cols = {k: np.frombuffer(v, dtype=np.float64).copy() if len(v) else np.zeros(0)
                 for k, v in gpu.columns.items()}
-        order = np.argsort(cols["time"], kind="stable")
+        order = time_order(cols["time"])
         out.append(GpuSeries(source="nvidia-smi", node=node, gpu=index, name=gpu.name, files=[str(path)],
                              times=cols["time"][order], utilization=cols["utilization"][order],
                              memory_used=cols["memory_used"][order], memory_total=cols["memory_total"][order],

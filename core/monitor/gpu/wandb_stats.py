@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.monitor.gpu.models import MAX_SAMPLES_PER_SERIES, GpuFileReport, GpuSeries, HostSeries
+from core.monitor.gpu.models import MAX_SAMPLES_PER_SERIES, GpuFileReport, GpuSeries, HostSeries, time_order
 from core.paths import open_regular
 
 FILE_IDENT = b":W&B"
@@ -271,7 +271,7 @@ def _add_sample(items, t: float, default_node: str, gpus: dict, hosts: dict, bud
 
 def _gpu_series(node: str, index: int, gpu: _Gpu, path) -> GpuSeries:
     cols = {k: np.frombuffer(v, dtype=np.float64) if len(v) else np.zeros(0) for k, v in gpu.cols.items()}
-    order = np.argsort(cols["time"], kind="stable")
+    order = time_order(cols["time"])
     cols = {k: v[order] for k, v in cols.items()}
     used = cols["memory_bytes"] / 2**20
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -283,6 +283,6 @@ def _gpu_series(node: str, index: int, gpu: _Gpu, path) -> GpuSeries:
 
 def _host_series(node: str, host: _Host) -> HostSeries:
     cols = {k: np.frombuffer(v, dtype=np.float64) if len(v) else np.zeros(0) for k, v in host.cols.items()}
-    order = np.argsort(cols["time"], kind="stable")
+    order = time_order(cols["time"])
     return HostSeries(source="wandb", node=node, times=cols["time"][order], cpu_percent=cols["cpu"][order],
                       memory_percent=cols["memory_percent"][order], memory_used=cols["rss"][order])
