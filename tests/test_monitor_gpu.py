@@ -414,3 +414,30 @@ def test_a_replaced_or_shrunk_log_is_read_again(tmp_path):
     os.replace(other, path)  # same size, same name, another file
     again = read_gpu_data([path], cursors=cursors)
     assert again.series[0].samples == n
+
+
+def test_a_growing_wandb_file_is_read_from_where_the_last_read_stopped(tmp_path):
+    from core.monitor.wandb.synthetic import history_record
+
+    payloads = []
+    for k in range(400):  # stats records among history rows, some of those longer than a block
+        payloads.append(stats_record(1_750_000_000.0 + 15 * k, {"gpu.0.gpu": float(k % 100), "gpu.1.gpu": 3.0,
+                                                                 "memory_percent": 5.0}))
+        payloads.append(history_record({"rollout/raw_reward": 0.1, "pad": "x" * (40_000 if k % 50 == 0 else 300)}))
+    data = frame_wandb_records(payloads)
+    whole = tmp_path / "whole" / "node" / "run-w.wandb"
+    whole.parent.mkdir(parents=True)
+    whole.write_bytes(data)
+    live = tmp_path / "live" / "node" / "run-w.wandb"
+    live.parent.mkdir(parents=True)
+    cursors: dict = {}
+    for cut in (1000, 5000, 32768, 32770, 100_000, 250_001, len(data) - 3, len(data)):
+        live.write_bytes(data[:cut])  # the writer appends; cuts fall inside chunks and on block edges
+        got = read_gpu_data([], [live], cursors=cursors)
+        [cursor] = cursors.values()
+        assert cut - 45_000 < cursor.state.offset <= cut  # up to the last whole chunk: resumed there next time
+    assert cursor.state.walk.damaged_chunks == 0
+    expect = read_gpu_data([], [whole])
+    _same(got, expect)
+    assert got.series[0].samples == 400
+    np.testing.assert_array_equal(got.host[0].memory_percent, expect.host[0].memory_percent)

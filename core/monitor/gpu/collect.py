@@ -20,7 +20,7 @@ from core.monitor.gpu.job_log import JobLogState, read_job_log
 from core.monitor.gpu.models import MAX_SAMPLES_TOTAL, GpuData, GpuSeries, HostSeries, time_order
 from core.monitor.gpu.nvidia_smi import SmiState, looks_like_header
 from core.monitor.gpu.nvidia_smi import read_nvidia_smi as _read_csv
-from core.monitor.gpu.wandb_stats import read_wandb_stats
+from core.monitor.gpu.wandb_stats import WandbState, read_wandb_stats
 from core.paths import open_regular
 
 CSV_SUFFIXES = (".csv",)
@@ -103,13 +103,15 @@ class Cursor:
 
     ident: tuple[int, int]  # device and inode: a file replaced under the same name is read again
     head: bytes  # its first bytes: a file rewritten in place is read again
-    state: SmiState | JobLogState
+    state: SmiState | JobLogState | WandbState
 
 
-def _held(state: SmiState | JobLogState) -> int:
+def _held(state: SmiState | JobLogState | WandbState) -> int:
     """Samples a cursor's state already holds (they count against the read's budget)."""
     if isinstance(state, SmiState):
         return sum(len(g.columns["time"]) for g in state.gpus.values())
+    if isinstance(state, WandbState):
+        return sum(len(g.cols["time"]) for g in state.gpus.values())
     return sum(len(r.cols["time"]) for r in state.ranks.values())
 
 
@@ -132,12 +134,12 @@ def read_gpu_data(paths: list[str | Path], wandb_files: list[str | Path] = (), *
 
     The first `explicit` of `paths` were named by the user: a file among them that holds no GPU data, or
     cannot be read, is reported in the notes; files found by `discover_gpu_logs` that hold none are not.
-    With `cursors` (a dict kept by the caller between reads, e.g. while a run is followed), a text log that
-    only grew is read from where the last read stopped; a last line still being written waits for the next
-    read. W&B files are read whole each time."""
+    With `cursors` (a dict kept by the caller between reads, e.g. while a run is followed), a file that only
+    grew is read from where the last read stopped; a last line (or record) still being written waits for the
+    next read."""
     data = GpuData()
     if cursors is not None:
-        wanted = {os.path.realpath(p) for p in paths}
+        wanted = {os.path.realpath(p) for p in [*paths, *wandb_files]}
         for gone in [k for k in cursors if k not in wanted]:
             del cursors[gone]
         budget -= sum(_held(c.state) for c in cursors.values())
@@ -155,7 +157,8 @@ def read_gpu_data(paths: list[str | Path], wandb_files: list[str | Path] = (), *
         kind = sniff_kind(path)
         try:
             if kind == "wandb":
-                got, host, report = read_wandb_stats(path, left, node_hint=path.parent.name)
+                state = _cursor_for(path, cursors, key, WandbState).state if cursors is not None else None
+                got, host, report = read_wandb_stats(path, left, node_hint=path.parent.name, state=state)
                 series += got
                 hosts += host
             elif kind == "nvidia-smi" or (named and path.name.lower().endswith(CSV_SUFFIXES)):

@@ -20,6 +20,7 @@ import re
 import struct
 import zlib
 from array import array
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -93,17 +94,23 @@ class _Walk:
         self.truncated = False
         self.pieces: list[bytes] | None = None
         self.piece_bytes = 0
+        self.stop = 0  # where in the last block walked a later read goes on (BLOCK: at the next block)
 
-    def block_records(self, block: bytes, first: bool):
-        pos = HEADER_LEN if first else 0
+    def block_records(self, block: bytes, start: int):
+        """The whole records of one block from byte `start` of it (a block the file ends in may be partial)."""
+        pos = start
         n = len(block)
+        self.truncated = False
+        self.stop = BLOCK
         while BLOCK - pos >= CHUNK_HEADER and pos + CHUNK_HEADER <= n:
             checksum, length, kind = struct.unpack_from("<IHB", block, pos)
             end = pos + CHUNK_HEADER + length
             if kind == 0 and length == 0 and checksum == 0:
+                self.stop = pos if n < BLOCK else BLOCK
                 return  # zero padding or a preallocated tail
             if end > n and n < BLOCK:
                 self.truncated = True  # the file ends inside this chunk (a run still being written)
+                self.stop = pos
                 return
             if kind not in (FULL, FIRST, MIDDLE, LAST) or end > BLOCK or zlib.crc32(block[pos + 6:end]) != checksum:
                 self.damaged_chunks += 1
@@ -127,6 +134,8 @@ class _Walk:
                     self.pieces = None
                     if whole:
                         yield whole
+        if n < BLOCK:
+            self.stop = pos  # the block is still being filled
 
 
 class _Gpu:
@@ -140,53 +149,72 @@ class _Host:
         self.cols = {k: array("d") for k in ("time", "cpu", "memory_percent", "rss")}
 
 
-def read_wandb_stats(path: str | Path, budget: list[int], node_hint: str = "") -> tuple[
-        list[GpuSeries], list[HostSeries], GpuFileReport]:
-    """The system metrics of one run file: one series per (node, GPU), one host series per node."""
+@dataclass
+class WandbState:
+    """What reading a run file's system metrics so far left, and where to go on."""
+
+    walk: _Walk = field(default_factory=_Walk)
+    host_name: str = ""
+    gpus: dict = field(default_factory=dict)
+    hosts: dict = field(default_factory=dict)
+    records: int = 0
+    bad: int = 0
+    full: bool = False
+    offset: int = 0  # just past the last chunk read
+
+
+def read_wandb_stats(path: str | Path, budget: list[int], node_hint: str = "", state: WandbState | None = None,
+                     ) -> tuple[list[GpuSeries], list[HostSeries], GpuFileReport]:
+    """The system metrics of one run file: one series per (node, GPU), one host series per node. With a
+    `state` from an earlier read of the same file, only what was appended since is read."""
     report = GpuFileReport(path=str(path), kind="wandb")
     stats_class, run_class = _classes()
-    walk = _Walk()
-    host_name = ""
-    gpus: dict[tuple[str, int], _Gpu] = {}
-    hosts: dict[str, _Host] = {}
-    records = bad = 0
-    full = False
+    st = state if state is not None else WandbState()
+    walk = st.walk
+    gpus, hosts = st.gpus, st.hosts
     with open_regular(path) as fh:
         size = os.fstat(fh.fileno()).st_size
-        left = size
-        first = True
+        block_start = st.offset // BLOCK * BLOCK
+        fh.seek(block_start)
+        left = size - block_start
         while left > 0:
             data = fh.read(min(BLOCK * READ_BLOCKS, left))
             if not data:
                 break
             left -= len(data)
-            if first and data[:4] != FILE_IDENT:
+            if block_start == 0 and data[:4] != FILE_IDENT:
                 report.kind = "none"
                 report.notes.append("not a W&B run file (no ':W&B' header); nothing read from it")
                 return [], [], report
             for offset in range(0, len(data), BLOCK):
-                for payload in walk.block_records(data[offset:offset + BLOCK], first and offset == 0):
+                here = block_start + offset
+                start = st.offset - here if here <= st.offset < here + BLOCK else 0
+                if here == 0:
+                    start = max(start, HEADER_LEN)
+                for payload in walk.block_records(data[offset:offset + BLOCK], start):
                     body = _body(payload, STATS_TAG)
                     if body is None:
-                        run_body = _body(payload, RUN_TAG) if not host_name else None
+                        run_body = _body(payload, RUN_TAG) if not st.host_name else None
                         if run_body is not None:
                             try:
-                                host_name = run_class.FromString(run_body).host[:80]
+                                st.host_name = run_class.FromString(run_body).host[:80]
                             except Exception:  # noqa: BLE001 - protobuf raises DecodeError (and others) on garbage
-                                bad += 1
+                                st.bad += 1
                         continue
                     try:
                         record = stats_class.FromString(body)
                     except Exception:  # noqa: BLE001 - as above
-                        bad += 1
+                        st.bad += 1
                         continue
-                    records += 1
+                    st.records += 1
                     t = record.timestamp.seconds + record.timestamp.nanos / 1e9
                     if not t or budget[0] <= 0:
-                        full = full or budget[0] <= 0
+                        st.full = st.full or budget[0] <= 0
                         continue
-                    full |= _add_sample(record.item, t, host_name or node_hint, gpus, hosts, budget)
-            first = False
+                    st.full |= _add_sample(record.item, t, st.host_name or node_hint, gpus, hosts, budget)
+                st.offset = here + walk.stop
+            block_start += len(data)
+    bad, full, records = st.bad, st.full, st.records
     if walk.damaged_chunks:
         report.notes.append(f"{walk.damaged_chunks} damaged block(s): what they held was dropped")
     if walk.truncated:
@@ -270,7 +298,7 @@ def _add_sample(items, t: float, default_node: str, gpus: dict, hosts: dict, bud
 
 
 def _gpu_series(node: str, index: int, gpu: _Gpu, path) -> GpuSeries:
-    cols = {k: np.frombuffer(v, dtype=np.float64) if len(v) else np.zeros(0) for k, v in gpu.cols.items()}
+    cols = {k: np.frombuffer(v, dtype=np.float64).copy() if len(v) else np.zeros(0) for k, v in gpu.cols.items()}
     order = time_order(cols["time"])
     cols = {k: v[order] for k, v in cols.items()}
     used = cols["memory_bytes"] / 2**20
@@ -282,7 +310,7 @@ def _gpu_series(node: str, index: int, gpu: _Gpu, path) -> GpuSeries:
 
 
 def _host_series(node: str, host: _Host) -> HostSeries:
-    cols = {k: np.frombuffer(v, dtype=np.float64) if len(v) else np.zeros(0) for k, v in host.cols.items()}
+    cols = {k: np.frombuffer(v, dtype=np.float64).copy() if len(v) else np.zeros(0) for k, v in host.cols.items()}
     order = time_order(cols["time"])
     return HostSeries(source="wandb", node=node, times=cols["time"][order], cpu_percent=cols["cpu"][order],
                       memory_percent=cols["memory_percent"][order], memory_used=cols["rss"][order])
