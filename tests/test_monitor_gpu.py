@@ -441,3 +441,16 @@ def test_a_growing_wandb_file_is_read_from_where_the_last_read_stopped(tmp_path)
     _same(got, expect)
     assert got.series[0].samples == 400
     np.testing.assert_array_equal(got.host[0].memory_percent, expect.host[0].memory_percent)
+
+
+def test_without_wandb_installed_the_hint_is_given(tmp_path, monkeypatch):
+    from core.monitor.wandb.proto import INSTALL_HINT, WandbProtoUnavailable
+
+    def missing():
+        raise WandbProtoUnavailable(INSTALL_HINT)
+
+    monkeypatch.setattr("core.monitor.gpu.wandb_stats._classes", missing)
+    path = write_wandb_stats_file(tmp_path, LAYOUT, 0, scenario=SMALL)
+    data = read_gpu_data([], [path])
+    assert data.series == [] and any("pip install" in n for n in data.notes)
+    assert not any("Traceback" in n or "Error:" in n for n in data.notes)

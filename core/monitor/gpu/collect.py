@@ -21,6 +21,7 @@ from core.monitor.gpu.models import MAX_SAMPLES_TOTAL, GpuData, GpuSeries, HostS
 from core.monitor.gpu.nvidia_smi import SmiState, looks_like_header
 from core.monitor.gpu.nvidia_smi import read_nvidia_smi as _read_csv
 from core.monitor.gpu.wandb_stats import WandbState, read_wandb_stats
+from core.monitor.wandb.proto import WandbProtoUnavailable
 from core.paths import open_regular
 
 CSV_SUFFIXES = (".csv",)
@@ -128,6 +129,12 @@ def _cursor_for(path: Path, cursors: dict, key: str, make) -> Cursor:
     return c
 
 
+def _forget(cursors: dict | None, key: str) -> None:
+    """A read that failed half-way leaves no cursor behind: the file is read whole next time."""
+    if cursors is not None:
+        cursors.pop(key, None)
+
+
 def read_gpu_data(paths: list[str | Path], wandb_files: list[str | Path] = (), *, explicit: int = 0,
                   budget: int = MAX_SAMPLES_TOTAL, cursors: dict | None = None) -> GpuData:
     """Read GPU data from `paths` (nvidia-smi CSVs, job logs, .wandb files) and the run's `wandb_files`.
@@ -184,13 +191,20 @@ def read_gpu_data(paths: list[str | Path], wandb_files: list[str | Path] = (), *
                 hosts += host
                 data.marks += marks
         except OSError as exc:
+            _forget(cursors, key)
             reason = getattr(exc, "strerror", None) or str(exc)
             if named:
                 data.notes.append(f"{path}: cannot be read ({reason})")
             continue
-        except Exception as exc:  # noqa: BLE001 - W&B's definitions missing, or protobuf failing on garbage
+        except WandbProtoUnavailable as exc:
+            _forget(cursors, key)
+            data.notes.append(f"{path}: {exc}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - protobuf failing on garbage, or any other surprise in a file
+            _forget(cursors, key)
             if named or kind == "wandb":
-                data.notes.append(f"{path}: no GPU data could be read ({type(exc).__name__}: {str(exc)[:200]})")
+                data.notes.append(f"{path}: no GPU data could be read from it (it stopped the reader with an "
+                                  f"unexpected {type(exc).__name__}); the other files were read")
             continue
         if report.kind == "none" and not named and kind != "nvidia-smi":
             continue  # a text log without Memory-Usage lines: nothing to say about it
