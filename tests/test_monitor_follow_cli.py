@@ -95,3 +95,22 @@ def test_follow_is_safe_on_a_file_that_grows_with_junk(growing, monkeypatch, cap
     code = main(["logs", str(run), "--follow", "--interval", "0"])
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err and code in (0, 1, 2, 3)
+
+
+def test_follow_with_nothing_to_read_stops_at_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SLIME_ASSISTANT_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(logs_follow, "_sleep", lambda s: (_ for _ in ()).throw(AssertionError("waited")))
+    assert main(["logs", str(tmp_path / "missing"), "--follow"]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_damage_kept_per_file_is_bounded(tmp_path):
+    from core.monitor import follow
+    from core.monitor.scan import Damage
+
+    many = [Damage(kind="bad_length", offset=i * 10, length=5, message="x") for i in range(500)]
+    kept = follow._bounded(many)
+    assert len(kept) == follow.MAX_DAMAGE_KEPT and kept[-1].kind == "more"
+    assert kept[-1].message.startswith("301 more damaged stretches")
+    again = follow._bounded(kept + many[:50])
+    assert len(again) == follow.MAX_DAMAGE_KEPT and again[-1].message.startswith("351 more")

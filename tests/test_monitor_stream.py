@@ -132,3 +132,48 @@ def test_large_wandb_file_is_read_in_bounded_memory(tmp_path, monkeypatch):
     tracemalloc.stop()
     assert how == "read" and len(scan.steps) == 20_000
     assert peak < size * 0.25, (peak, size)
+
+
+def test_vectorized_decoding_equals_protobuf_on_every_shape(monkeypatch):
+    """Single-scalar events are decoded with numpy; the result must equal decoding every record with protobuf."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+
+    from core.monitor.tensorboard import decode
+    from core.monitor.tensorboard.synthetic import session_start_event
+
+    rng = np.random.default_rng(7)
+    payloads = [file_version_event()]
+    tags = ["rollout/raw_reward", "train/kl_loss", "é/unicode-tag", "x" * 120, "a", "train/kl_losz"]
+    for i in range(3000):
+        kind = rng.integers(0, 12)
+        step = int(rng.choice([0, i, -5, 2**40, 127, 128]))
+        if kind == 0:
+            payloads.append(session_start_event(i))
+        elif kind == 1:  # two values in one event
+            summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="two/a", simple_value=1.5),
+                                                 summary_pb2.Summary.Value(tag="two/b", simple_value=2.5)])
+            payloads.append(event_pb2.Event(wall_time=1e9 + i, step=step, summary=summary).SerializeToString())
+        elif kind == 2:  # a histogram: not a scalar
+            value = summary_pb2.Summary.Value(tag="hist", histo=summary_pb2.HistogramProto(min=0, max=1))
+            payloads.append(event_pb2.Event(step=step, summary=summary_pb2.Summary(value=[value])).SerializeToString())
+        elif kind == 3:
+            payloads.append(b"\x09" + b"\x00" * 8 + b"\x2a\x05garbage")  # looks close, is not an Event
+        else:
+            value = float(rng.choice([rng.normal(), np.nan, np.inf, -0.0]))
+            payloads.append(scalar_event(tags[i % len(tags)], value, step, wall_time=float(1e9 + rng.random())))
+    data = b"".join(frame_record(p) for p in payloads)
+    fast = scan_event_bytes(data)
+
+    def nothing_fast(buf, starts, lengths):
+        ok, *rest = real(buf, starts, lengths)
+        return (np.zeros_like(ok), *rest)
+
+    real = decode.fast_scalars
+    monkeypatch.setattr(decode, "fast_scalars", nothing_fast)
+    slow = scan_event_bytes(data)
+    _same(fast, slow)
+    assert np.array_equal(fast.event_first, slow.event_first)
+    assert fast.damage == slow.damage and fast.compat_events == slow.compat_events
+    assert (fast.file_version, fast.non_scalar_values, fast.tbparse_would_raise) == (
+        slow.file_version, slow.non_scalar_values, slow.tbparse_would_raise)
+    assert len(fast.steps) > 2000

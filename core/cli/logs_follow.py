@@ -57,6 +57,8 @@ def follow(args: argparse.Namespace, followers: list[Follower], problems: list[s
     interval = max(MIN_INTERVAL, float(args.interval))
     results = [(f.run, f.verdicts) for f in followers]
     render(results, compact=True)
+    if not followers:  # nothing could be read: nothing to follow
+        return exit_code(results, problems)
     if args.format == "text":
         say(f"note: following {len(followers)} run(s), reading every {interval:g} s; press Ctrl-C to stop")
     try:

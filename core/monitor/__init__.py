@@ -2,7 +2,8 @@
 
 One sub-package per source, over a shared core at the top.
 Sources (each turns its files into the shared `FileScan` and `RunData`):
-- `tensorboard/`: `events` (one event file, damage found and read past), `crc` (TFRecord checksums),
+- `tensorboard/`: `events` (one event file, damage found and read past), `decode` (records to columns:
+  numpy for slime's scalar events, protobuf for the rest), `crc` (TFRecord checksums),
   `run` (a directory's event files read through the cache and stitched; tbparse's frame rebuilt),
   `synthetic` (slime-like event files for tests and benchmarks).
 - `wandb/`: `proto` (the record messages, from the installed `wandb` package's definitions, without
@@ -12,7 +13,9 @@ Sources (each turns its files into the shared `FileScan` and `RunData`):
 - `gpu/`: GPU data (W&B system metrics, nvidia-smi CSV logs, slime's Memory-Usage lines) as per-GPU series, and the
   "GPUs are busy" check on them (see its package docstring).
 Shared core: `scan` (FileScan, Damage, appending, TensorBoard's purge rules), `runs` (RunData, the bounded
-directory walk, stitching of restarts), `cache` (diskcache by file identity) over `blob` (objects as data),
+directory walk, stitching of restarts), `stream` (a file read in bounded windows from a saved offset, through
+the cache), `follow` (a run followed while it is written: refreshes, changes, "since you last looked"),
+`cache` (diskcache by real path and file identity, batched writes) over `blob` (objects as data, compact),
 `sources` (what a path holds, of any kind: the one module that dispatches to the sources), `views` (x axes,
 rollout alignment, shown table), `smoothing` (TensorBoard's EMA and outlier range), `verdicts` (the
 checklist), `report`, `plots` (plotly figures), `archive` (uploads and zips, safely), `slime_metrics` (what

@@ -41,6 +41,7 @@ from core.monitor.verdicts import Verdict, run_verdicts
 from core.paths import open_regular
 
 STALL_AFTER = 5  # refreshes without a new step before a run is called stalled
+MAX_DAMAGE_KEPT = 200  # per file: a file that keeps growing with junk is summed up past this
 EMPTY = {"steps": np.int64, "tag_ids": np.int32, "values": np.float64, "wall_times": np.float64,
          "event_steps": np.int64, "event_kinds": np.int8, "event_first": np.int64, "event_counts": np.int32}
 
@@ -87,6 +88,19 @@ def _carry(scan: FileScan) -> FileScan:
     empty = {name: np.zeros(0, dtype) for name, dtype in EMPTY.items()}
     return replace(scan, tags=[], damage=[], records=0, non_scalar_values=0, compat_scalars=0, compat_events=0,
                    **empty)
+
+
+def _bounded(damage: list[Damage]) -> list[Damage]:
+    """At most MAX_DAMAGE_KEPT reports: the first ones, then one that says how many more there were."""
+    if len(damage) <= MAX_DAMAGE_KEPT:
+        return damage
+    head = [d for d in damage[:MAX_DAMAGE_KEPT - 1] if d.kind != "more"]
+    rest = damage[len(head):]
+    lost = sum(int(d.message.split()[0]) if d.kind == "more" else 1 for d in rest)
+    first = rest[0].offset
+    return head + [Damage(kind="more", offset=first, length=rest[-1].offset + rest[-1].length - first,
+                          message=f"{lost} more damaged stretches after byte {first} (the first "
+                                  f"{len(head)} are listed); the file keeps growing with bytes that are not records")]
 
 
 def _split_pending(damage: list[Damage], end: int) -> tuple[list[Damage], Damage | None]:
@@ -200,7 +214,7 @@ class Follower:
             state.size, state.mtime_ns, state.clean_end = st.st_size, st.st_mtime_ns, part.clean_end
             state.carry = _carry(part)
             new_damage, state.pending = _split_pending(list(part.damage), st.st_size)
-            state.damage = [d for d in state.damage if d.kind != "truncated"] + new_damage
+            state.damage = _bounded([d for d in state.damage if d.kind != "truncated"] + new_damage)
             state.tags.update(part.tags)
             report = self.run.files[fi]
             report.size = st.st_size

@@ -12,6 +12,7 @@ averaged into at most 400 bins.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -65,9 +66,19 @@ def _binned(x: np.ndarray, y: np.ndarray, bins: int = MAX_TREND_POINTS) -> tuple
     if len(y) <= bins:
         return x, y
     edges = np.linspace(0, len(y), bins + 1).astype(int)
-    xb = np.array([x[a:b].mean() for a, b in zip(edges[:-1], edges[1:], strict=True)])
-    yb = np.array([y[a:b].mean() for a, b in zip(edges[:-1], edges[1:], strict=True)])
+    widths = np.diff(edges)
+    xb = np.add.reduceat(np.asarray(x, dtype=np.float64), edges[:-1]) / widths  # each bin's mean, at once
+    yb = np.add.reduceat(np.asarray(y, dtype=np.float64), edges[:-1]) / widths
     return xb, yb
+
+
+@functools.lru_cache(maxsize=8)
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair i < j of n points (the same few sizes come back on every check of a long run)."""
+    i, j = np.triu_indices(n, k=1)
+    i.setflags(write=False)
+    j.setflags(write=False)
+    return i, j
 
 
 def mann_kendall_z(y: np.ndarray) -> float:
@@ -81,7 +92,7 @@ def mann_kendall_z(y: np.ndarray) -> float:
     n = len(y)
     if n < 3:
         return 0.0
-    i, j = np.triu_indices(n, k=1)
+    i, j = _pairs(n)
     s = float(np.sign(y[j] - y[i]).sum())
     _, counts = np.unique(y, return_counts=True)
     var = (n * (n - 1) * (2 * n + 5) - float((counts * (counts - 1) * (2 * counts + 5)).sum())) / 18.0
@@ -98,7 +109,7 @@ def trend(x: np.ndarray, y: np.ndarray) -> Trend | None:
     tenth = max(1, len(y) // 10)
     first_mean, last_mean = float(y[:tenth].mean()), float(y[-tenth:].mean())
     xb, yb = _binned(x, y)
-    i, j = np.triu_indices(len(yb), k=1)
+    i, j = _pairs(len(yb))
     dy = yb[j] - yb[i]
     dx = xb[j] - xb[i]
     z = mann_kendall_z(yb)

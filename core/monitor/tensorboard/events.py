@@ -22,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.monitor.scan import KIND_START, KIND_SUMMARY, Damage, FileScan
+from core.monitor.scan import Damage, FileScan
 from core.monitor.tensorboard.crc import crc_table, mask, masked_crc32c_many
+from core.monitor.tensorboard.decode import decode_records
 from core.paths import open_regular
 
 HEADER = 12  # 8 length bytes + 4 CRC bytes
@@ -87,7 +88,6 @@ def scan_event_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
 
     `data` may be a window of the file that begins at file offset `base` (core.monitor.stream reads files
     that way): every offset reported (damage, `clean_end`) is a file offset."""
-    from tensorboard.compat.proto import event_pb2
 
     n = len(data)
     scan = FileScan(path=path, size=n if size is None else size, mtime_ns=mtime_ns)
@@ -151,101 +151,9 @@ def scan_event_bytes(data: bytes, *, path: str = "", size: int | None = None, mt
                               message=(f"no valid record in {n} bytes: this is not a TensorBoard event file "
                                        "(or it is damaged beyond reading)"))]
 
-    tag_index: dict[str, int] = {}
-    tags: list[str] = []
-    steps: list[int] = []
-    tag_ids: list[int] = []
-    values: list[float] = []
-    walls: list[float] = []
-    ev_steps = np.zeros(len(offs), np.int64)
-    ev_kinds = np.zeros(len(offs), np.int8)
-    ev_first = np.zeros(len(offs), np.int64)
-    ev_counts = np.zeros(len(offs), np.int32)
-    from_string = event_pb2.Event.FromString
-    start_status = event_pb2.SessionLog.START
-    compat_limit = first_damage_at if first_damage_at is not None else n + 1
-    compat_events = 0
-    compat_scalars = 0
-    bad_proto = 0
-    kept = 0
-    non_scalar = 0
-    total = len(offs)
-    report_every = max(1, total // 20)
-    for idx, (o, length) in enumerate(zip(offs.tolist(), lens.tolist(), strict=True)):
-        try:
-            event = from_string(data[o + HEADER:o + HEADER + length])
-        except Exception:  # noqa: BLE001 - protobuf raises DecodeError (and others on garbage)
-            bad_proto += 1
-            if o < compat_limit:
-                scan.tbparse_would_raise = True
-                compat_limit = o
-            scan.damage.append(Damage(kind="bad_proto", offset=base + o, length=HEADER + length + FOOTER,
-                                      message=f"record at byte {base + o} has valid checksums but is not an Event; "
-                                              "dropped it"))
-            continue
-        if o < compat_limit:
-            compat_events = kept + 1
-        what = event.WhichOneof("what")
-        first = len(steps)
-        ev_steps[kept] = event.step
-        ev_first[kept] = first
-        if what == "summary":
-            ev_kinds[kept] = KIND_SUMMARY
-            step = event.step
-            wall = event.wall_time
-            for value in event.summary.value:
-                if value.WhichOneof("value") == "simple_value":
-                    tag = value.tag
-                    tid = tag_index.get(tag)
-                    if tid is None:
-                        tid = tag_index[tag] = len(tags)
-                        tags.append(tag)
-                    steps.append(step)
-                    tag_ids.append(tid)
-                    values.append(value.simple_value)
-                    walls.append(wall)
-                else:
-                    non_scalar += 1
-        elif what == "file_version":
-            if scan.file_version_text is None:
-                scan.file_version_text = event.file_version
-            scan.file_version = _parse_file_version(event.file_version)
-        elif what == "session_log" and event.session_log.status == start_status:
-            ev_kinds[kept] = KIND_START
-        ev_counts[kept] = len(steps) - first
-        if o < compat_limit:
-            compat_scalars = len(steps)
-        kept += 1
-        if on_progress is not None and idx % report_every == 0:
-            on_progress(scan.clean_end - base, n)
-    scan.tags = tags
-    scan.steps = np.asarray(steps, dtype=np.int64)
-    scan.tag_ids = np.asarray(tag_ids, dtype=np.int32)
-    scan.values = np.asarray(values, dtype=np.float64)
-    scan.wall_times = np.asarray(walls, dtype=np.float64)
-    scan.event_steps = ev_steps[:kept]
-    scan.event_kinds = ev_kinds[:kept]
-    scan.event_first = ev_first[:kept]
-    scan.event_counts = ev_counts[:kept]
-    scan.compat_events = compat_events
-    scan.compat_scalars = compat_scalars
-    scan.non_scalar_values = non_scalar
-    if kept and scan.file_version_text is None:
-        scan.looks_like_events = scan.looks_like_events and bool(len(steps))
-    if bad_proto and not kept:
-        scan.looks_like_events = False
+    decode_records(scan, data, buf, offs, lens, base=base, first_damage_at=first_damage_at,
+                   on_progress=on_progress)
     return scan
-
-
-def _parse_file_version(text: str) -> float:
-    """The number after 'brain.Event:' (TensorBoard's rule), or -1 when it is not in that form."""
-    prefix = "brain.Event:"
-    if not text.startswith(prefix):
-        return -1.0
-    try:
-        return float(text[len(prefix):])
-    except ValueError:
-        return -1.0
 
 
 def scan_event_file(path: str | Path, *, on_progress=None) -> FileScan:

@@ -139,20 +139,21 @@ def scratch_root() -> Path:
     return Path(tempfile.mkdtemp(prefix="slime-wandb-"))
 
 
-def frame_wandb_records(payloads: list[bytes]) -> bytes:
+def frame_wandb_records(payloads: list[bytes], offset: int = 0) -> bytes:
     """A run file holding these serialized records, framed as W&B frames them (header, 32 KiB blocks, pieces
-    for records that cross a block, CRC-32 of type and data); tests craft unusual but valid files this way."""
+    for records that cross a block, CRC-32 of type and data); tests craft unusual but valid files this way.
+    With `offset` (the size of a run file so far) the bytes to append to that file, without the header."""
     import struct
     import zlib
 
     from core.monitor.wandb.log import BLOCK, CHUNK_HEADER, FILE_HEADER, FIRST, FULL, LAST, MIDDLE
 
-    out = bytearray(FILE_HEADER)
+    out = bytearray(b"" if offset else FILE_HEADER)
     for payload in payloads:
         rest = memoryview(payload)
         first = True
         while True:
-            left = BLOCK - len(out) % BLOCK
+            left = BLOCK - (offset + len(out)) % BLOCK
             if left < CHUNK_HEADER:
                 out += b"\x00" * left
                 continue
