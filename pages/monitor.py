@@ -39,6 +39,7 @@ from ui.common import (
     profile_or_guest,
     show_findings,
 )
+from ui.gpu import gpu_section, gpus_for, named_gpu_logs
 from ui.memory import PageMemory
 
 ensure_app_frame()
@@ -293,6 +294,9 @@ def remember_seen(key: str, snap: RunSnapshot) -> None:
     get_store().update_inputs(profile.name, "monitor", {"seen": seen})
 
 
+named_gpu = named_gpu_logs(memory)  # GPU logs kept elsewhere (the run folders' own are found on their own)
+
+
 @st.fragment(run_every=float(interval) if live else None)
 def live_view() -> None:
     """The runs as they are now: refreshed (appended bytes only), then the checklist and the curves."""
@@ -307,7 +311,8 @@ def live_view() -> None:
             follower.base_name = follower.run.name
     unique_names(followers)
     runs = [f.run for f in followers]
-    st.session_state["mon_live"] = [(f.run, f.verdicts) for f in followers]
+    gpus = gpus_for(runs, named_gpu)  # W&B system metrics, GPU logs in the run folders, the listed ones
+    st.session_state["mon_live"] = [(f.run, f.verdicts + [gpus[f.run.name].verdict()]) for f in followers]
     now = time.time()
     baselines = st.session_state.setdefault("mon_seen_baseline", {})
     for follower in followers:
@@ -343,7 +348,7 @@ def live_view() -> None:
     steps_override = memory.widget(st.number_input, "Optimizer steps per rollout (0 = work it out from the logs)",
                                    "steps_per_rollout", 0, min_value=0, max_value=100_000, step=1)
     alignments = {run.name: rollout_alignment(run, int(steps_override) or None) for run in runs}
-    results = [(f.run, f.verdicts) for f in followers]  # judged as each refresh left them
+    results = st.session_state["mon_live"]  # judged as each refresh left them, and the GPU check
     for run in runs:
         if not run.scalar_count():
             st.warning(f"{plain(run.name)}: {MISSING_NO_SCALARS}, so its checklist has nothing to judge.",
@@ -419,6 +424,7 @@ def live_view() -> None:
     table = shown_table(runs, shown_tags, axis, weight, alignments)
     st.download_button("Download what is shown (CSV)", table.to_csv(index=False).encode(), file_name="monitor.csv",
                        mime="text/csv", key="mon_csv", disabled=table.empty)
+    gpu_section(runs, gpus, memory)
 
 
 live_view()

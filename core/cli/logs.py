@@ -15,6 +15,14 @@ import math
 import os
 import stat
 
+from core.cli.gpu_report import (
+    add_gpu_arguments,
+    gpu_files_json,
+    gpus_json,
+    gpus_of,
+    named_gpu_logs,
+    render_gpus_text,
+)
 from core.cli.output import say, write_json, write_text
 from core.monitor.cache import batched
 from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
@@ -54,6 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="read every file afresh instead of reusing the parsed logs the app keeps in its cache "
                              "(the same cache as the Monitor page, under SLIME_ASSISTANT_HOME)")
+    add_gpu_arguments(parser)
     from core.cli import logs_follow
 
     logs_follow.add_arguments(parser)
@@ -216,22 +225,30 @@ def handle_logs(args: argparse.Namespace) -> int:
     if getattr(args, "follow", False):
         from core.cli import logs_follow
 
+        if args.gpu_log:
+            notes.append("--gpu-log is not read while following (the GPU check, MON012, runs without --follow)")
+
         followers: list = []
         _, problems = collect_runs(args.paths, cache=cache, notes=notes,
                                    open_found=logs_follow.opener(followers, cache, args.stall_after))
         return logs_follow.follow(args, followers, problems, exit_code=exit_code,
                                   render=lambda results, compact: _report(args, results, problems, notes, compact))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
-    results = [(run, run_verdicts(run)) for run in runs]
-    return _report(args, results, problems, notes)
+    gpus = gpus_of(runs, named_gpu_logs(args.gpu_log, problems))  # GPU data: the run's, found, and --gpu-log
+    results = [(run, run_verdicts(run) + [g.verdict()]) for run, g in zip(runs, gpus, strict=True)]
+    return _report(args, results, problems, notes, gpus=gpus)
 
 
 def _report(args: argparse.Namespace, results: list[tuple[RunData, list[Verdict]]], problems: list[str],
-            notes: list[str], compact: bool = False) -> int:
-    """Print what was read and judged (text, or one JSON document; on one line when `compact`)."""
+            notes: list[str], compact: bool = False, gpus: list | None = None) -> int:
+    """Print what was read and judged (text, or one JSON document; on one line when `compact`); with `gpus`,
+    each run's GPU data after it (`runs[].gpus`, `runs[].gpu_data`)."""
+    per_run = gpus if gpus is not None else [None] * len(results)
     code = exit_code(results, problems)
     if args.format == "json":
-        payload = {"runs": [_finite_json(run_to_json(r, v)) for r, v in results], "exit_code": code}
+        payload = {"runs": [_finite_json({**run_to_json(r, v), **({} if g is None else {
+            "gpus": gpus_json(g), "gpu_data": gpu_files_json(g)})}) for (r, v), g in zip(results, per_run, strict=True)],
+            "exit_code": code}
         if problems:
             payload["problems"] = problems
         if notes:
@@ -244,7 +261,8 @@ def _report(args: argparse.Namespace, results: list[tuple[RunData, list[Verdict]
         for note in notes:
             say(f"note: {note}")
         if results:
-            write_text("\n\n".join(render_run_text(r, v) for r, v in results))
+            write_text("\n\n".join("\n".join([render_run_text(r, v), *(render_gpus_text(g) if g else [])])
+                                     for (r, v), g in zip(results, per_run, strict=True)))
         for run, verdicts in results:
             if run.scalar_count() and all(v.status == "unknown" for v in verdicts):
                 say(f"note: {run.path}: no check had enough data to judge this run")

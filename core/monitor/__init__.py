@@ -10,7 +10,8 @@ Sources (each turns its files into the shared `FileScan` and `RunData`):
   importing it), `log` (one `.wandb` file: framing, checksums, damage, history rows to scalars), `run` (runs
   grouped by id, cached, stitched), `config` (the logged config as launch arguments), `synthetic` (runs
   written by the SDK for tests and benchmarks).
-- `gpu/`: GPU utilization sources (reserved).
+- `gpu/`: GPU data (W&B system metrics, nvidia-smi CSV logs, slime's Memory-Usage lines) as per-GPU series, and the
+  "GPUs are busy" check on them (see its package docstring).
 Shared core: `scan` (FileScan, Damage, appending, TensorBoard's purge rules), `runs` (RunData, the bounded
 directory walk, stitching of restarts), `stream` (a file read in bounded windows from a saved offset, through
 the cache), `follow` (a run followed while it is written: refreshes, changes, "since you last looked"),

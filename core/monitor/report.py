@@ -102,6 +102,19 @@ EVIDENCE_LABELS = {
 }
 SUFFIX_LABELS = {"first": "first value", "last": "last value", "z": "trend z (Mann-Kendall)", "steps": "steps",
                  "median": "median"}
+# the GPU check's evidence (MON012): per-role keys are "<role>:<what>"
+GPU_EVIDENCE_LABELS = {
+    "source": "GPU data from", "gpus": "GPUs judged", "samples": "samples", "sources_read": "GPU sources read",
+    "gpus_that_stay_idle": "GPUs that stay idle", "phases_from_run": "phases from the run's perf/ curves",
+    "rollout_gpus_while_training_median": "rollout GPUs' median utilization while training (%)",
+    "training_gpus_while_generating_median": "training GPUs' median utilization while generating (%)",
+    "rollout_memory_note": "rollout GPU memory", "thresholds": "thresholds", "thresholds_from": "thresholds from",
+    "layout": "GPU layout",
+}
+GPU_SUFFIX_LABELS = {"utilization_median": "median utilization (%)", "idle_fraction": "share of samples idle",
+                     "gpus": "GPUs", "memory_max_fraction": "most memory used (share of the device)"}
+EVIDENCE_LABELS.update({k: v for k, v in GPU_EVIDENCE_LABELS.items() if k not in EVIDENCE_LABELS})
+SUFFIX_LABELS.update(GPU_SUFFIX_LABELS)
 MAX_LISTED = 10
 
 

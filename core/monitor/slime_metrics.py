@@ -190,5 +190,5 @@ def draft_tensorboard_command(logdir: str, port: int = 6006) -> str:
 
 GPU_WATCH_COMMANDS = (
     "nvidia-smi dmon -s u -d 5",
-    "nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total --format=csv -l 5",
+    "nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used,memory.total --format=csv -l 5",
 )
