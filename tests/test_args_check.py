@@ -465,7 +465,7 @@ def small_checkout(root: Path, arguments: str | bytes) -> Path:
 @pytest.mark.parametrize(("arguments", "reason"), [
     ("def broken(:\n", "slime/utils/arguments.py:1 is not valid Python"),
     (b"import argparse\n\0\n", "slime/utils/arguments.py is not valid Python"),
-    ("VERSION = 1\n", "does not define a function _pre_parse_mode"),
+    ("VERSION = 1\n", "does not define a function get_slime_extra_args_provider"),
     (PRE_PARSE_ONLY, "does not define a function get_slime_extra_args_provider"),
     (PRE_PARSE_ONLY + "\n\ndef get_slime_extra_args_provider(x=None):\n    items = [0] * 10 ** 4\n"
      "    for a in items:\n        for b in items:\n            x = b\n",

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
 
-from core.launch.catalog import Catalog, CatalogError, ParserSemantics, SkippedFlag, load_catalog
+from core.launch.catalog import (
+    Catalog,
+    CatalogError,
+    CatalogPiece,
+    ParserSemantics,
+    SkippedFlag,
+    load_catalog,
+)
 from core.launch.catalog_build.interpreter import Interpreter
 from core.launch.catalog_build.sources import (
     MAX_SOURCE_BYTES,
@@ -23,6 +31,7 @@ from core.launch.catalog_build.values import (
     BuildLimitExceeded,
     FunctionRef,
     ParserModel,
+    RawFlag,
     Unresolved,
     raw_from_spec,
 )
@@ -173,23 +182,38 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
     slime_args = tree.module("slime.utils.arguments")
     if slime_args is None:
         raise CatalogError(f"{slime_dir}: {SLIME_ARGS} could not be read.")
-    sglang_args = tree.module("slime.backends.sglang_utils.arguments")
-    megatron_entry = tree.module("slime.backends.megatron_utils.arguments")
+    pieces: list[CatalogPiece] = []
+    reader = _PieceReader(interp, pieces, reading)
+    sglang_args = reader.module("slime.backends.sglang_utils.arguments", SLIME_SGLANG_ARGS, "SGLang flags")
+    megatron_entry = reader.module("slime.backends.megatron_utils.arguments", SLIME_MEGATRON_ARGS, "Megatron flags")
 
-    # Phase 0: slime's pre-parser.
-    reading.append(f"{SLIME_ARGS} (_pre_parse_mode)")
-    interp.call_function(_function(interp, slime_args, "_pre_parse_mode"), [], {})
-    # Phase 1: the SGLang parser (and its small helper parser).
-    if sglang_args is not None:
-        reading.append(f"{SLIME_SGLANG_ARGS} (sglang_parse_args)")
-        interp.call_function(_function(interp, sglang_args, "sglang_parse_args"), [], {})
-    # Phase 2: Megatron's parser with slime's extra arguments, as train.py builds it.
+    # Phase 0: slime's pre-parser, in whichever shape this commit has.
+    _read_pre_parser(reader, interp, slime_args)
+    # Phase 1: the SGLang parser (and its small helper parser), when this commit has a separate one.
+    sglang_fn = _optional_function(interp, sglang_args, "sglang_parse_args")
+    if sglang_fn is not None:
+        reader.run("SGLang flags", f"{SLIME_SGLANG_ARGS} (sglang_parse_args)",
+                   lambda: interp.call_function(sglang_fn, [], {}),
+                   "SGLang flags are taken from the bundled catalog, so a --sglang- flag your SGLang lacks or adds "
+                   "may be judged wrongly")
+    # Phase 2: Megatron's parser with slime's extra arguments, as train.py builds it (essential: no fallback).
     reading.append(f"{SLIME_ARGS} (get_slime_extra_args_provider)")
     provider = interp.call_function(_function(interp, slime_args, "get_slime_extra_args_provider"), [None], {})
-    main_parser = _run_main(interp, megatron_entry, provider, fallback, megatron_dir is not None)
+    entry_name = _megatron_entry_name(interp, megatron_entry)
+    main_parser = _run_main(interp, megatron_entry, provider, fallback, megatron_dir is not None, entry_name)
+    pieces.append(CatalogPiece(name="slime's own flags", status="read",
+                               detail=f"{SLIME_ARGS}: get_slime_extra_args_provider"))
+    pieces.append(_megatron_piece(megatron_dir is not None, entry_name, fallback))
 
     parsers = {p.key: p for p in interp.parsers if p.key in {"pre", "sglang", "sglang_tp", "main"}}
+    if sglang_fn is None:
+        pieces.append(_inline_sglang_piece(main_parser))
+    # Phase 3: the FSDP backend's own parser (dataclass-declared flags), at commits that have one.
+    fsdp = _read_fsdp(reader, interp)
+    if fsdp is not None:
+        parsers["fsdp"] = fsdp
     raw_flags = [f for p in parsers.values() for f in p.flags]
+    raw_flags.extend(_missing_sglang(raw_flags, fallback, pieces))
 
     # The Megatron teacher server adds its own flags through add_custom_arguments.
     server_module = tree.module("slime.backends.megatron_utils.server.arguments")
@@ -201,19 +225,151 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
         server_fn = _function(interp, server_module, "add_megatron_server_arguments")
         provider2 = interp.call_function(_function(interp, slime_args, "get_slime_extra_args_provider"),
                                          [server_fn], {})
-        server_parser = _run_main(interp, megatron_entry, provider2, fallback, megatron_dir is not None)
+        server_parser = _run_main(interp, megatron_entry, provider2, fallback, megatron_dir is not None, entry_name)
         if server_parser is not None:
             raw_flags.extend(f for f in server_parser.flags if not (set(f.names) & known))
         interp.entry_point = None
 
     reading.append("the recorded flags")
     specs = merge_specs([spec_from_raw(r, interp) for r in raw_flags])
-    skipped = _skipped_flags(parsers.get("sglang"))
+    skipped = _skipped_flags(parsers.get("sglang") or main_parser)
+    if not skipped and sglang_fn is None and fallback is not None:
+        skipped = list(fallback.skipped)
     semantics = _semantics(parsers, slime_args)
     notes.extend(tree.patch_notes)
     notes.extend(interp.notes)
-    catalog = Catalog(pins=out_pins, parsers=semantics, flags=specs, skipped=skipped, build_notes=notes)
+    catalog = Catalog(pins=out_pins, parsers=semantics, flags=specs, skipped=skipped, build_notes=notes,
+                      pieces=pieces)
     return catalog
+
+
+class _PieceReader:
+    """Reads one optional piece of a checkout's parser; a piece that fails is reported, the others still read."""
+
+    def __init__(self, interp: Interpreter, pieces: list[CatalogPiece], reading: list[str]) -> None:
+        self.interp, self.pieces, self.reading = interp, pieces, reading
+
+    def module(self, dotted: str, cite: str, piece: str) -> SourceFile | None:
+        try:
+            return self.interp.tree.module(dotted)
+        except CatalogError as exc:
+            self.pieces.append(CatalogPiece(name=piece, status="not understood", detail=str(exc),
+                                            effect=f"{cite} was not read; {piece} come from the bundled catalog"))
+            return None
+
+    def run(self, name: str, where: str, action: Any, effect: str) -> Any:
+        self.reading.append(where)
+        try:
+            result = action()
+        except BuildLimitExceeded:
+            raise
+        except (CatalogError, Unresolved, RecursionError, ValueError, TypeError, AttributeError, KeyError) as exc:
+            detail = str(exc) or type(exc).__name__
+            self.pieces.append(CatalogPiece(name=name, status="not understood",
+                                            detail=f"{where}: {detail[:300]}", effect=effect))
+            return None
+        self.pieces.append(CatalogPiece(name=name, status="read", detail=where))
+        return result
+
+
+def _has_problem(pieces: list[CatalogPiece]) -> bool:
+    return any(p.status == "not understood" for p in pieces)
+
+
+def _optional_function(interp: Interpreter, module: SourceFile | None, name: str) -> FunctionRef | None:
+    """The function `name` of `module` when it defines (or imports) one, else None."""
+    if module is None:
+        return None
+    try:
+        value = interp.module_lookup(module, name)
+    except (Unresolved, CatalogError):
+        return None
+    return value if isinstance(value, FunctionRef) else None
+
+
+def _read_pre_parser(reader: _PieceReader, interp: Interpreter, slime_args: SourceFile) -> None:
+    """slime's pre-parse step: `_pre_parse_mode` (recent), `parse_args_train_backend` (a throwaway parser of
+    slime's own flags that only reads --train-backend), or none (the backend came from SLIME_BACKEND)."""
+    pre = _optional_function(interp, slime_args, "_pre_parse_mode")
+    if pre is not None:
+        reader.run("pre-parser", f"{SLIME_ARGS} (_pre_parse_mode)", lambda: interp.call_function(pre, [], {}),
+                   "the mode flags it reads (--train-backend, --debug-*) are still known from slime's own flags")
+        return
+    if _optional_function(interp, slime_args, "parse_args_train_backend") is not None:
+        reader.pieces.append(CatalogPiece(name="pre-parser", status="read", detail=(
+            f"{SLIME_ARGS} (parse_args_train_backend): a throwaway parser of slime's own flags reads "
+            "--train-backend first; it adds no flag of its own")))
+        return
+    env_note = " (this commit picks the training backend from the SLIME_BACKEND environment variable)" \
+        if any(isinstance(n, ast.Constant) and n.value == "SLIME_BACKEND" for n in ast.walk(slime_args.tree)) else ""
+    reader.pieces.append(CatalogPiece(name="pre-parser", status="absent",
+                                      detail=f"no pre-parse step in {SLIME_ARGS} at this commit{env_note}"))
+
+
+def _megatron_entry_name(interp: Interpreter, module: SourceFile | None) -> str:
+    """slime's wrapper around Megatron's parse_args: `megatron_parse_args` (recent) or the re-exported `parse_args`."""
+    for name in ("megatron_parse_args", "parse_args"):
+        if _optional_function(interp, module, name) is not None:
+            return name
+        if module is not None and any(isinstance(stmt, ast.ImportFrom) and any((a.asname or a.name) == name
+                                                                                for a in stmt.names)
+                                      for stmt in module.tree.body):
+            return name
+    return "megatron_parse_args"
+
+
+def _megatron_piece(have_megatron: bool, entry_name: str, fallback: Catalog | None) -> CatalogPiece:
+    if have_megatron:
+        return CatalogPiece(name="Megatron flags", status="read",
+                            detail=f"Megatron's parse_args through {SLIME_MEGATRON_ARGS} ({entry_name})")
+    pin = fallback.pins.get("megatron", MEGATRON_SHORT) if fallback is not None else MEGATRON_SHORT
+    return CatalogPiece(name="Megatron flags", status="read",
+                        detail=f"from the bundled catalog (Megatron {pin.split(' ')[0]}); no Megatron source given")
+
+
+def _inline_sglang_piece(main_parser: ParserModel | None) -> CatalogPiece:
+    count = sum(1 for f in (main_parser.flags if main_parser else []) if f.owner == "sglang"
+                or any(n.startswith("--sglang-") for n in f.names))
+    if count:
+        return CatalogPiece(name="SGLang flags", status="read", detail=(
+            f"{SLIME_SGLANG_ARGS} (add_sglang_arguments): this commit registers the --sglang- flags on the main "
+            "parser, with no separate SGLang parser"))
+    return CatalogPiece(name="SGLang flags", status="not understood", detail=(
+        f"neither sglang_parse_args nor --sglang- flags on the main parser were found ({SLIME_SGLANG_ARGS})"),
+        effect="SGLang flags are taken from the bundled catalog")
+
+
+def _missing_sglang(raw_flags: list[RawFlag], fallback: Catalog | None, pieces: list[CatalogPiece]) -> list[RawFlag]:
+    """The bundled catalog's SGLang flags, when no SGLang flag could be read from the checkout."""
+    if fallback is None or any(f.owner == "sglang" for f in raw_flags):
+        return []
+    if not any(p.name == "SGLang flags" and p.status == "not understood" for p in pieces):
+        return []
+    return [raw_from_spec(s, "sglang") for s in fallback.flags if s.owner in {"sglang", "router"}
+            and "sglang" in s.parsers]
+
+
+_FSDP_MODULE = "slime.backends.fsdp_utils.arguments"
+_FSDP_ARGS = "slime/backends/fsdp_utils/arguments.py"
+
+
+def _read_fsdp(reader: _PieceReader, interp: Interpreter) -> ParserModel | None:
+    """The FSDP backend's parser (slime/backends/fsdp_utils/arguments.py at commits that had the backend)."""
+    module = reader.module(_FSDP_MODULE, _FSDP_ARGS, "FSDP backend flags")
+    if module is None:
+        return None
+    fn = next((f for f in (_optional_function(interp, module, n) for n in ("_parse_fsdp_cli", "parse_fsdp_cli"))
+               if f is not None), None)
+    if fn is None:
+        reader.pieces.append(CatalogPiece(name="FSDP backend flags", status="not understood", detail=(
+            f"{_FSDP_ARGS} has no parse_fsdp_cli function"), effect="flags only the FSDP backend reads may be "
+            "reported as unknown"))
+        return None
+    before = len(interp.parsers)
+    reader.run("FSDP backend flags", f"{_FSDP_ARGS} ({fn.node.name})", lambda: interp.call_function(fn, [None], {}),
+               "flags only the FSDP backend reads may be reported as unknown")
+    created = [p for p in interp.parsers[before:] if p.key == "fsdp"]
+    return created[0] if created else None
 
 
 def _function(interp: Interpreter, module: SourceFile | None, name: str) -> FunctionRef:
@@ -230,11 +386,11 @@ def _function(interp: Interpreter, module: SourceFile | None, name: str) -> Func
 
 
 def _run_main(interp: Interpreter, megatron_entry: SourceFile | None, provider: Any, fallback: Catalog | None,
-              have_megatron: bool) -> ParserModel | None:
-    """Build the main parser: Megatron's parse_args through slime's megatron_parse_args, or a seeded copy."""
+              have_megatron: bool, entry_name: str = "megatron_parse_args") -> ParserModel | None:
+    """Build the main parser: Megatron's parse_args through slime's wrapper (`entry_name`), or a seeded copy."""
     before = len(interp.parsers)
     if have_megatron and megatron_entry is not None:
-        interp.call_function(_function(interp, megatron_entry, "megatron_parse_args"), [provider], {})
+        interp.call_function(_function(interp, megatron_entry, entry_name), [provider], {})
         created = [p for p in interp.parsers[before:] if p.key == "main"]
         return created[0] if created else None
     if fallback is None or "main" not in fallback.parsers:

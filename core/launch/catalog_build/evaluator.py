@@ -44,6 +44,8 @@ PARSER_KEYS = {
     ("sglang_parse_args", "parser"): "sglang",
     ("sglang_parse_args", "temp_parser"): "sglang_tp",
     ("parse_args", "parser"): "main",
+    ("parse_fsdp_cli", "parser"): "fsdp",
+    ("_parse_fsdp_cli", "parser"): "fsdp",
 }
 
 
@@ -67,6 +69,10 @@ class Evaluator:
         self.notes: list[str] = []
         self.steps = 0
         self.deadline = time.monotonic() + MAX_BUILD_SECONDS
+
+    def dataclass_loop_flags(self, stmt: ast.For, env: dict[str, Any], module: SourceFile) -> bool:
+        """Overridden by UpstreamFlags: flags a loop over a dataclass's fields registers."""
+        return False
 
     def tick(self) -> None:
         """Count one step; stop the build once it runs past MAX_STEPS or MAX_BUILD_SECONDS."""
@@ -434,6 +440,8 @@ class Evaluator:
                 for item in items:
                     env[stmt.target.id] = item
                     self.run_block(stmt.body, env, module)
+            elif _calls_add_argument(stmt) and self.dataclass_loop_flags(stmt, env, module):
+                pass
             elif _calls_add_argument(stmt):
                 self.conditions.append(f"inside a loop over {ast.unparse(stmt.iter)}")
                 try:
