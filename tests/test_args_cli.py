@@ -120,9 +120,9 @@ def test_gpus_limit_is_the_profile_limit(capsys):
 
 
 def test_a_broken_checkout_is_a_warning_and_the_bundled_catalog_is_used(capsys, tmp_path, monkeypatch):
-    import core.launch.check as ac
+    import core.launch.versions as versions
 
-    monkeypatch.setattr(ac, "_CHECKOUT_CACHE", {})
+    monkeypatch.setattr(versions, "_MEMORY", {})
     arguments = tmp_path / "slime" / "utils" / "arguments.py"
     arguments.parent.mkdir(parents=True)
     arguments.write_bytes(b"def _pre_parse_mode(:\n")

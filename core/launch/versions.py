@@ -1,0 +1,314 @@
+"""The user's own versions: a catalog built from their slime checkout (and their SGLang and Megatron sources
+when given), cached per checkout, and the versions every report shows it was checked against.
+
+Sources come from the caller (a CLI option, the profile) or from the environment variables below, so that a
+pre-commit hook can use them. Nothing is run: the git commit is read from `.git` as files
+(core.launch.catalog_build.checkout), the docker files of the checkout as text.
+
+The cache lives in the app's store directory (SLIME_ASSISTANT_HOME), one JSON file per key; the key is the
+checkout's git commit (plus the size and time of its parser files, so an uncommitted edit is noticed), else a
+hash of the parser files' contents, together with the builder's own code and the SGLang/Megatron sources.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.launch.catalog import (
+    CATALOG_PATH,
+    Catalog,
+    CatalogError,
+    LayerVersion,
+    catalog_from_json,
+    catalog_to_json,
+)
+from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_DATE, SLIME_SHORT
+
+ENV_SLIME = "SLIME_ASSISTANT_SLIME_CHECKOUT"
+ENV_SGLANG = "SLIME_ASSISTANT_SGLANG_SOURCE"
+ENV_MEGATRON = "SLIME_ASSISTANT_MEGATRON_SOURCE"
+CACHE_DIR_NAME = "catalogs"
+MAX_CACHED_CATALOGS = 24  # files kept in the cache directory; the oldest go first
+MAX_CACHED_BYTES = 20_000_000  # a cached catalog larger than this is not read
+_BUILDER_PARTS = Path(__file__).resolve().parent / "catalog_build"
+
+
+class SourceError(ValueError):
+    """A directory given as a slime checkout, an SGLang source or a Megatron source is not one (says why)."""
+
+
+@dataclass(frozen=True)
+class UserSources:
+    """Where the user's own code lives; None means the bundled pin."""
+
+    slime: Path | None = None
+    sglang: Path | None = None
+    megatron: Path | None = None
+
+    @property
+    def any(self) -> bool:
+        return any(p is not None for p in (self.slime, self.sglang, self.megatron))
+
+
+def sources_from_env(env: Mapping[str, str] | None = None, **given: Path | str | None) -> UserSources:
+    """The sources given explicitly (keyword slime, sglang, megatron), else from the environment variables."""
+    env = os.environ if env is None else env
+    out: dict[str, Path | None] = {}
+    for key, var in (("slime", ENV_SLIME), ("sglang", ENV_SGLANG), ("megatron", ENV_MEGATRON)):
+        value = given.get(key)
+        if value is None or value == "":
+            value = env.get(var) or None
+        out[key] = Path(str(value)).expanduser() if value else None
+    return UserSources(**out)
+
+
+# -- recognising the directories ----------------------------------------------------------------------------
+def slime_problem(directory: Path) -> str | None:
+    """Why `directory` is not a slime checkout (or a fork keeping its layout), or None when it is one."""
+    try:
+        if not directory.is_dir():
+            return f"{directory} is not a directory"
+        if not (directory / "slime" / "utils" / "arguments.py").is_file():
+            return f"{directory} is not a slime checkout (no slime/utils/arguments.py)"
+    except OSError as exc:
+        return f"{directory} cannot be read ({exc.strerror or exc})"
+    return None
+
+
+def sglang_root(directory: Path) -> Path:
+    """The directory holding the `sglang` package: DIR itself when it is the package (an installed
+    site-packages/sglang), DIR for an unpacked wheel, DIR/python for a checkout. SourceError otherwise."""
+    directory = Path(directory)
+    for package, root in ((directory, directory.parent), (directory / "sglang", directory),
+                          (directory / "python" / "sglang", directory / "python")):
+        try:
+            if (package / "srt" / "server_args.py").is_file():
+                return root
+        except OSError:
+            continue
+    raise SourceError(f"{directory} is neither an installed sglang package nor an SGLang checkout "
+                      "(no sglang/srt/server_args.py)")
+
+
+def megatron_root(directory: Path) -> Path:
+    """The directory holding the `megatron` package (a checkout, or DIR when DIR is the package itself)."""
+    directory = Path(directory)
+    for package, root in ((directory / "megatron", directory), (directory, directory.parent)):
+        try:
+            if (package / "training" / "arguments.py").is_file():
+                return root
+        except OSError:
+            continue
+    raise SourceError(f"{directory} is not a Megatron-LM checkout (no megatron/training/arguments.py)")
+
+
+def _sglang_version(root: Path, allowed: list[Path]) -> str:
+    from core.launch.catalog_build.checkout import _read
+
+    data = _read(root / "sglang" / "version.py", allowed, 100_000)
+    if data is not None:
+        import re
+
+        m = re.search(r"__version__\s*=\s*['\"]([^'\"]{1,60})['\"]", data.decode("utf-8", "replace"))
+        if m:
+            return m.group(1) if m.group(1).startswith("v") else f"v{m.group(1)}"
+    return "unknown"
+
+
+def _megatron_version(root: Path, allowed: list[Path]) -> tuple[str, str | None]:
+    from core.launch.catalog_build.checkout import _read, read_git
+
+    git = read_git(root, allowed)
+    if git.commit:
+        return git.commit[:8], git.date
+    data = _read(root / "megatron" / "core" / "package_info.py", allowed, 100_000)
+    if data is not None:
+        import re
+
+        text = data.decode("utf-8", "replace")
+        parts = [re.search(rf"^{k}\s*=\s*(\d+)", text, re.M) for k in ("MAJOR", "MINOR", "PATCH")]
+        if all(parts):
+            return "core_v" + ".".join(p.group(1) for p in parts if p), None
+    return "unknown", None
+
+
+# -- the versions shown on every report ---------------------------------------------------------------------
+def bundled_versions() -> list[LayerVersion]:
+    """The versions of the bundled catalog (the pins)."""
+    return [LayerVersion(layer="slime", version=SLIME_SHORT, date=SLIME_DATE, origin="bundled pin"),
+            LayerVersion(layer="megatron", version=MEGATRON_SHORT, origin="bundled pin"),
+            LayerVersion(layer="sglang", version=SGLANG_VERSION, origin="bundled pin")]
+
+
+def versions_of(catalog: Catalog | None) -> list[LayerVersion]:
+    """The versions a catalog was read from: its own record, else the bundled pins."""
+    if catalog is not None and catalog.versions:
+        return list(catalog.versions)
+    return bundled_versions()
+
+
+def _short(version: str) -> str:
+    text = version.strip()
+    return text[:8] if len(text) == 40 and all(c in "0123456789abcdef" for c in text) else text
+
+
+# -- building and caching -----------------------------------------------------------------------------------
+_MEMORY: dict[str, Catalog | CatalogError] = {}
+
+
+def _builder_id() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(_BUILDER_PARTS.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    try:
+        st = CATALOG_PATH.stat()
+        digest.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
+    except OSError:
+        pass
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()
+
+
+_BUILDER_ID: str | None = None
+
+
+def cache_key(sources: UserSources) -> str:
+    """The key of a checkout's catalog: the commit id (or parser files' content), the sources, the builder."""
+    from core.launch.catalog_build.checkout import content_key, read_git, stat_key
+    from core.launch.catalog_build.sources import allowed_roots
+
+    global _BUILDER_ID
+    if _BUILDER_ID is None:
+        _BUILDER_ID = _builder_id()
+    assert sources.slime is not None
+    slime = sources.slime.resolve()
+    allowed = allowed_roots([slime])
+    git = read_git(slime, allowed)
+    parts = [_BUILDER_ID, str(slime), f"commit:{git.commit}:{stat_key(slime)}" if git.commit
+             else f"content:{content_key(slime, allowed)}"]
+    for label, directory, rel in (("sglang", sources.sglang, "sglang/srt/server_args.py"),
+                                  ("megatron", sources.megatron, "megatron/training/arguments.py")):
+        if directory is None:
+            parts.append(f"{label}:-")
+            continue
+        root = sglang_root(directory) if label == "sglang" else megatron_root(directory)
+        try:
+            st = (root / rel).stat()
+            parts.append(f"{label}:{root.resolve()}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{label}:{root}:-")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+def cache_dir(store_dir: Path | None = None) -> Path:
+    from core.memory import default_store_dir
+
+    return (store_dir or default_store_dir()) / CACHE_DIR_NAME
+
+
+def checkout_catalog(sources: UserSources, *, store_dir: Path | None = None, use_disk: bool = True) -> Catalog:
+    """The catalog of the user's slime checkout (with their SGLang/Megatron when given), from the cache when
+    this exact checkout was read before, else built and cached. Raises SourceError for a directory that is not
+    what it is given as, CatalogError when the checkout cannot be read into a catalog (the message says why)."""
+    if sources.slime is None:
+        raise SourceError("no slime checkout given")
+    problem = slime_problem(sources.slime)
+    if problem:
+        raise SourceError(problem)
+    key = cache_key(sources)
+    cached = _MEMORY.get(key)
+    if isinstance(cached, CatalogError):
+        raise CatalogError(str(cached))  # a fresh error: re-raising the stored one would grow its traceback
+    if cached is not None:
+        return cached
+    catalog = _read_cached(cache_dir(store_dir) / f"{key}.json") if use_disk else None
+    if catalog is None:
+        try:
+            catalog = build_user_catalog(sources)
+        except CatalogError as exc:
+            if len(_MEMORY) > 8:
+                _MEMORY.clear()
+            _MEMORY[key] = exc
+            raise
+        if use_disk:
+            _write_cached(cache_dir(store_dir), key, catalog)
+    if len(_MEMORY) > 8:
+        _MEMORY.clear()
+    _MEMORY[key] = catalog
+    return catalog
+
+
+def clear_memory() -> None:
+    """Forget the catalogs held in this process (the disk cache stays)."""
+    _MEMORY.clear()
+
+
+def _read_cached(path: Path) -> Catalog | None:
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_CACHED_BYTES:
+            return None
+        return catalog_from_json(path.read_bytes())
+    except (OSError, CatalogError):
+        return None  # a damaged or unreadable cache entry is rebuilt
+
+
+def _write_cached(directory: Path, key: str, catalog: Catalog) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = directory / f".{key}.{os.getpid()}.tmp"
+        tmp.write_bytes(catalog_to_json(catalog, full=True))
+        os.replace(tmp, directory / f"{key}.json")
+        entries = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime)
+        for old in entries[:-MAX_CACHED_CATALOGS]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        return  # a read-only store: the catalog is still used, just not kept
+
+
+def build_user_catalog(sources: UserSources) -> Catalog:
+    """Build the catalog of the user's checkout and record which versions it was read from."""
+    from core.launch.catalog_build import build_catalog
+    from core.launch.catalog_build.checkout import read_docker, read_git
+    from core.launch.catalog_build.sources import allowed_roots
+
+    assert sources.slime is not None
+    slime = Path(sources.slime)
+    allowed = allowed_roots([slime])
+    git = read_git(slime, allowed)
+    docker = read_docker(slime, allowed)
+    short = git.commit[:8] if git.commit else None
+    sglang_dir = sglang_root(sources.sglang) if sources.sglang is not None else None
+    megatron_dir = megatron_root(sources.megatron) if sources.megatron is not None else None
+    all_allowed = allowed_roots([d for d in (slime, sources.sglang, sources.megatron) if d is not None])
+    pins = {"slime": short or "checkout", "slime_label": f"{short or 'unknown commit'} (your checkout)"}
+    versions = [LayerVersion(layer="slime", version=short or "unknown", date=git.date,
+                             origin=f"your checkout {slime}" + ("" if git.commit else f"; {git.note}"))]
+    if megatron_dir is not None:
+        version, date = _megatron_version(megatron_dir, all_allowed)
+        pins["megatron"] = version
+        versions.append(LayerVersion(layer="megatron", version=version, date=date,
+                                     origin=f"your Megatron source {sources.megatron}"))
+    else:
+        versions.append(LayerVersion(layer="megatron", version=MEGATRON_SHORT, origin="bundled pin",
+                                     runs=_short(docker.megatron) if docker.megatron else None,
+                                     runs_origin=docker.megatron_origin))
+    if sglang_dir is not None:
+        version = _sglang_version(sglang_dir, all_allowed)
+        pins["sglang"] = version
+        versions.append(LayerVersion(layer="sglang", version=version, origin=f"your SGLang source {sources.sglang}"))
+    else:
+        versions.append(LayerVersion(layer="sglang", version=SGLANG_VERSION, origin="bundled pin",
+                                     runs=docker.sglang, runs_origin=docker.sglang_origin))
+    started = time.perf_counter()
+    catalog = build_catalog(slime, megatron_dir, sglang_dir, None, pins=pins, allowed=all_allowed)
+    notes = list(catalog.build_notes)
+    notes.append(f"built from the checkout in {time.perf_counter() - started:.2f} s")
+    if docker.image_version:
+        notes.append(f"docker/version.txt of the checkout: {docker.image_version}")
+    return catalog.model_copy(update={"versions": versions, "build_notes": notes})
+
