@@ -46,7 +46,9 @@ def test_usage_problems_exit_2(capsys, argv):
 def test_json_has_the_documented_shape(capsys):
     rc, out, _ = run_cli(capsys, str(FIXTURES / "typo_and_batch.sh"), "--format", "json")
     doc = json.loads(out)
-    assert rc == 1 and set(doc) == {"findings", "categories", "summary"}
+    assert rc == 1 and set(doc) == {"findings", "categories", "versions", "summary"}
+    assert [v["layer"] for v in doc["versions"]] == ["slime", "megatron", "sglang"]
+    assert all(v["origin"] == "bundled pin" and not v["differs"] for v in doc["versions"])
     assert all(list(f) == ["code", "severity", "message", "line", "flag", "fix", "source"] for f in doc["findings"])
     assert {f["severity"] for f in doc["findings"]} <= {"error", "warning", "info"}
     assert doc["categories"]["--n-sample-per-prompt"] == "unknown" and doc["categories"]["--colocate"] == "slime"

@@ -103,6 +103,7 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     VER001    warning  your checkout builds with another SGLang or Megatron than the catalog's flags (info if no flag is in doubt)
     VER002    warning  a piece of your checkout's parser was not understood (says what that means for the check)
     VER003    info     checks skipped because your checkout does not have the slime code they judge
+    VER004    info     --train-backend other than megatron: the MEG checks are skipped
 
 With a user's slime checkout, a rule that ports one of slime's checks runs only when that check's code is in
 the checkout (`requires=CodeDep(...)` on `@rule`, or the DEPENDS table of `versions`), and cites its line there.

@@ -113,8 +113,13 @@ def run_rules(ctx: RuleContext) -> list[Finding]:
     hidden_skips: list[str] = []
     skipped: dict[str, tuple[str, list[RuleInfo]]] = {}
     gate = getattr(ctx, "code_gate", None)  # set when checking against a user's checkout
+    backend = _train_backend(ctx)
+    not_megatron: list[str] = []
     for info in list(RULES.values()):
         if info.check is None:
+            continue
+        if backend not in (None, "megatron") and info.code.startswith("MEG"):
+            not_megatron.append(info.code)  # Megatron's checks do not apply to another training backend
             continue
         where = None
         if gate is not None:
@@ -135,6 +140,10 @@ def run_rules(ctx: RuleContext) -> list[Finding]:
         out.append(finding("SCRIPT004", f"{flag}: {reason}; not checked: {names}.", line=ctx.fact(flag).line,
                            flag=flag, fix="give the value literally (or from a variable set in the script) to "
                            "have it checked"))
+    if not_megatron:
+        out.append(finding("VER004", f"--train-backend {backend}: Megatron is not used, so its {len(not_megatron)} "
+                           f"check(s) were skipped ({', '.join(not_megatron)}).", line=ctx.fact("--train-backend").line,
+                           flag="--train-backend"))
     if hidden_skips:
         shown = ", ".join(f"{w.text} (line {w.line})" if w.line else w.text for w in ctx.parsed.hidden[:4])
         out.append(finding("SCRIPT011", f"{len(hidden_skips)} check(s) skipped ({', '.join(hidden_skips)}): the "
@@ -142,6 +151,18 @@ def run_rules(ctx: RuleContext) -> list[Finding]:
                            line=ctx.parsed.hidden[0].line if ctx.parsed.hidden else None,
                            fix="write those flags out, or make the variables resolvable in the script"))
     return out
+
+
+def _train_backend(ctx: RuleContext) -> str | None:
+    """The training backend the run uses: --train-backend when the catalog has it (else Megatron, the only
+    backend before the flag existed); None when the value cannot be known."""
+    try:
+        if ctx.spec("--train-backend") is None:
+            return "megatron"
+        fact = ctx.fact("--train-backend", "megatron")
+    except (AttributeError, TypeError):
+        return None
+    return str(fact.value) if fact.known and fact.value is not None else None
 
 
 def list_rules() -> list[RuleInfo]:

@@ -19,6 +19,7 @@ from typing import Any
 from core.findings import Finding, Severity
 from core.launch.rules.registry import ERR, INFO, REQUIREMENTS, RULES, WARN, CodeDep, finding, register
 from core.paths import PathRefused, containing_roots, decode_text, read_within
+from core.pins import SLIME_SHORT
 
 MAX_CODE_BYTES = 4_000_000  # one file of the user's tree read for the gate
 
@@ -26,6 +27,7 @@ MAX_CODE_BYTES = 4_000_000  # one file of the user's tree read for the gate
 register("VER001", "SGLang or Megatron of your environment differs from the catalog's", WARN, "")
 register("VER002", "A piece of your checkout's parser was not understood", WARN, "")
 register("VER003", "Checks skipped: your checkout does not have the code they judge", INFO, "")
+register("VER004", "Megatron checks skipped: the run uses another training backend", INFO, "")
 
 _ARGS = "slime/utils/arguments.py"
 _SGL = "slime/backends/sglang_utils/arguments.py"
@@ -70,6 +72,7 @@ DEPENDS: dict[str, CodeDep] = {
     "SGL001": CodeDep(_SGL, r"args\.sglang_pp_size > 1", "the SGLang pipeline size check"),
     "SGL002": CodeDep(_SGL, r"assert args\.sglang_enable_dp_attention", "--sglang-dp-size needs DP attention"),
     "SGL003": CodeDep(_SGL, r"rollout_external", "exclusive SGLang deployment options"),
+    "BATCH006": CodeDep("slime/utils/dp_schedule.py", r"is not a multiple of", "the static micro-batch split check"),
     "MEG012": CodeDep("slime/backends/megatron_utils/arguments.py", r"decoder_first_pipeline_num_layers is None",
                       "uneven pipeline layers with pipeline size 1"),
 }
@@ -117,6 +120,18 @@ class CodeGate:
         return True, f"{dep.path}:{line}@{self.commit}"
 
 
+    def recite(self, f: Finding) -> Finding:
+        """A finding that cites our pin's slime file cites the user's file instead (their commit, no line: the
+        lines moved), when their tree has that file."""
+        m = _PIN_CITATION.match(f.source or "")
+        if m is None or self.text(m.group(1)) is None:
+            return f
+        return f.model_copy(update={"source": f"{m.group(1)}@{self.commit}"})
+
+
+_PIN_CITATION = re.compile(rf"^(slime/[A-Za-z0-9_./\-]+\.py)(?::\d+(?:-\d+)?)?@{SLIME_SHORT}$")
+
+
 def gate_for(options: Any, catalog: Any) -> CodeGate | None:
     """The gate for a check against a user's checkout (a directory), else None (the bundled pin: all rules run)."""
     path = getattr(options, "catalog_path", None)
@@ -156,6 +171,8 @@ def version_findings(ctx: Any, findings: list[Finding], gate: CodeGate | None) -
                            + (f"; {len(flags)} finding(s) about {shown} are warnings, not errors." if flags else
                               "; flags of that layer may differ."),
                            severity=WARN if flags else INFO, fix=f"point the checker at the real one with {_HOW[layer]}"))
+    if gate is not None:
+        out = [gate.recite(f) for f in out]
     for piece in catalog.not_understood() if hasattr(catalog, "not_understood") else []:
         out.append(finding("VER002", f"{piece.name}: not understood in your checkout ({piece.detail}); "
                            f"{piece.effect or 'its flags may be judged against the bundled catalog'}.",
