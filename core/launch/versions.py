@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -108,28 +109,39 @@ def megatron_root(directory: Path) -> Path:
 
 
 def _sglang_version(root: Path, allowed: list[Path]) -> str:
-    from core.launch.catalog_build.checkout import _read
+    from core.launch.catalog_build.checkout import read_bounded
 
-    data = _read(root / "sglang" / "version.py", allowed, 100_000)
-    if data is not None:
-        import re
-
-        m = re.search(r"__version__\s*=\s*['\"]([^'\"]{1,60})['\"]", data.decode("utf-8", "replace"))
+    found = None
+    for name in ("_version.py", "version.py"):  # _version.py: written by the build; version.py: older releases
+        data = read_bounded(root / "sglang" / name, allowed, 100_000)
+        m = re.search(r"__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]{1,60})['\"]",
+                      data.decode("utf-8", "replace")) if data is not None else None
         if m:
-            return m.group(1) if m.group(1).startswith("v") else f"v{m.group(1)}"
-    return "unknown"
+            found = m.group(1)
+            break
+    if found is None or found.startswith("0.0.0"):  # a placeholder: the installed wheel's metadata knows better
+        try:
+            infos = sorted(root.glob("sglang-*.dist-info"))[:4]
+        except OSError:
+            infos = []
+        for info in infos:
+            m = re.fullmatch(r"sglang-([0-9][A-Za-z0-9.+]{0,40})\.dist-info", info.name)
+            if m:
+                found = m.group(1)
+                break
+    if found is None:
+        return "unknown"
+    return found if found.startswith("v") else f"v{found}"
 
 
 def _megatron_version(root: Path, allowed: list[Path]) -> tuple[str, str | None]:
-    from core.launch.catalog_build.checkout import _read, read_git
+    from core.launch.catalog_build.checkout import read_bounded, read_git
 
     git = read_git(root, allowed)
     if git.commit:
         return git.commit[:8], git.date
-    data = _read(root / "megatron" / "core" / "package_info.py", allowed, 100_000)
+    data = read_bounded(root / "megatron" / "core" / "package_info.py", allowed, 100_000)
     if data is not None:
-        import re
-
         text = data.decode("utf-8", "replace")
         parts = [re.search(rf"^{k}\s*=\s*(\d+)", text, re.M) for k in ("MAJOR", "MINOR", "PATCH")]
         if all(parts):
@@ -286,7 +298,7 @@ def build_user_catalog(sources: UserSources) -> Catalog:
     megatron_dir = megatron_root(sources.megatron) if sources.megatron is not None else None
     all_allowed = allowed_roots([d for d in (slime, sources.sglang, sources.megatron) if d is not None])
     pins = {"slime": short or "checkout", "slime_label": f"{short or 'unknown commit'} (your checkout)"}
-    versions = [LayerVersion(layer="slime", version=short or "unknown", date=git.date,
+    versions = [LayerVersion(layer="slime", version=short or "(commit unknown)", date=git.date,
                              origin=f"your checkout {slime}" + ("" if git.commit else f"; {git.note}"))]
     if megatron_dir is not None:
         version, date = _megatron_version(megatron_dir, all_allowed)

@@ -49,7 +49,7 @@ class GitInfo:
     note: str | None = None  # why the commit is unknown, when it is
 
 
-def _read(path: Path, allowed: list[Path], limit: int) -> bytes | None:
+def read_bounded(path: Path, allowed: list[Path], limit: int) -> bytes | None:
     try:
         if not path.is_file():
             return None
@@ -65,7 +65,7 @@ def git_dir(checkout: Path, allowed: list[Path]) -> Path | None:
     dot = checkout / ".git"
     if dot.is_dir():
         return dot
-    data = _read(dot, allowed, MAX_GIT_TEXT)
+    data = read_bounded(dot, allowed, MAX_GIT_TEXT)
     if data is None:
         return None
     m = re.match(r"gitdir:\s*(.+)", decode_text(data).strip())
@@ -81,7 +81,7 @@ def read_git(checkout: Path, allowed: list[Path]) -> GitInfo:
     gdir = git_dir(checkout, allowed)
     if gdir is None:
         return GitInfo(note="not a git checkout (no readable .git)")
-    head = _read(gdir / "HEAD", allowed, MAX_GIT_TEXT)
+    head = read_bounded(gdir / "HEAD", allowed, MAX_GIT_TEXT)
     if head is None:
         return GitInfo(note=".git/HEAD cannot be read inside the checkout")
     text = decode_text(head).strip()
@@ -101,7 +101,7 @@ def read_git(checkout: Path, allowed: list[Path]) -> GitInfo:
 
 def _common_dir(gdir: Path, allowed: list[Path]) -> Path:
     """A worktree's git dir keeps refs and objects in the main repository (its `commondir` file)."""
-    data = _read(gdir / "commondir", allowed, MAX_GIT_TEXT)
+    data = read_bounded(gdir / "commondir", allowed, MAX_GIT_TEXT)
     if data is None:
         return gdir
     target = Path(decode_text(data).strip())
@@ -111,12 +111,12 @@ def _common_dir(gdir: Path, allowed: list[Path]) -> Path:
 
 def _resolve_ref(gdir: Path, ref: str, allowed: list[Path]) -> str | None:
     for base in (gdir, _common_dir(gdir, allowed)):
-        data = _read(base / ref, allowed, MAX_GIT_TEXT)
+        data = read_bounded(base / ref, allowed, MAX_GIT_TEXT)
         if data is not None:
             value = decode_text(data).strip()
             if _HEX40.match(value):
                 return value
-        packed = _read(base / "packed-refs", allowed, MAX_PACKED_REFS)
+        packed = read_bounded(base / "packed-refs", allowed, MAX_PACKED_REFS)
         if packed is not None:
             for line in decode_text(packed).splitlines():
                 parts = line.strip().split(" ")
@@ -146,7 +146,7 @@ def _date_of_commit_body(body: bytes) -> str | None:
 def commit_date(gdir: Path, commit: str, allowed: list[Path]) -> str | None:
     """The committer date of `commit`: from its loose object, or from a pack when stored whole (not as a delta)."""
     objects = _common_dir(gdir, allowed) / "objects"
-    loose = _read(objects / commit[:2] / commit[2:], allowed, MAX_GIT_TEXT)
+    loose = read_bounded(objects / commit[:2] / commit[2:], allowed, MAX_GIT_TEXT)
     if loose is not None:
         raw = _inflate(loose, MAX_COMMIT_BYTES)
         if raw is not None and raw.startswith(b"commit "):
@@ -167,7 +167,7 @@ def commit_date(gdir: Path, commit: str, allowed: list[Path]) -> str | None:
 
 def _pack_offset(idx: Path, binary: bytes, allowed: list[Path]) -> int | None:
     """The object's offset in its pack, from a version-2 pack index."""
-    data = _read(idx, allowed, MAX_PACK_INDEX)
+    data = read_bounded(idx, allowed, MAX_PACK_INDEX)
     if data is None or len(data) < 8 + 256 * 4 or data[:4] != b"\xfftOc" or struct.unpack(">I", data[4:8])[0] != 2:
         return None
     fanout = struct.unpack(">256I", data[8:8 + 1024])
@@ -231,7 +231,7 @@ class DockerVersions:
 def read_docker(checkout: Path, allowed: list[Path]) -> DockerVersions:
     """The SGLang image tag and the Megatron commit slime's docker/Dockerfile builds with, and docker/version.txt."""
     out = DockerVersions()
-    data = _read(checkout / "docker" / "Dockerfile", allowed, MAX_DOCKER_BYTES)
+    data = read_bounded(checkout / "docker" / "Dockerfile", allowed, MAX_DOCKER_BYTES)
     if data is not None:
         lines = decode_text(data).splitlines()
         for number, line in enumerate(lines, start=1):
@@ -241,7 +241,7 @@ def read_docker(checkout: Path, allowed: list[Path]) -> DockerVersions:
             m = re.match(r"\s*ARG\s+MEGATRON_COMMIT=(\S+)", line)
             if m and out.megatron is None:
                 out.megatron, out.megatron_origin = m.group(1), f"docker/Dockerfile:{number} of your checkout"
-    version = _read(checkout / "docker" / "version.txt", allowed, MAX_GIT_TEXT)
+    version = read_bounded(checkout / "docker" / "version.txt", allowed, MAX_GIT_TEXT)
     if version is not None:
         text = decode_text(version).strip().splitlines()
         out.image_version = text[0][:80] if text else None
@@ -252,7 +252,7 @@ def content_key(checkout: Path, allowed: list[Path]) -> str:
     """A hash of the parser files' contents (a file that is missing or unreadable counts as absent)."""
     digest = hashlib.sha256()
     for rel in PARSER_FILES:
-        data = _read(checkout / rel, allowed, 4_000_000)
+        data = read_bounded(checkout / rel, allowed, 4_000_000)
         digest.update(rel.encode() + b"\0" + (hashlib.sha256(data).digest() if data is not None else b"-"))
     return digest.hexdigest()
 

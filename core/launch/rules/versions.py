@@ -138,7 +138,8 @@ def gate_for(options: Any, catalog: Any) -> CodeGate | None:
     if path is None or not Path(path).is_dir() or catalog is None or not getattr(catalog, "versions", None):
         return None
     slime = catalog.version_of("slime")
-    return CodeGate(Path(path), slime.version if slime is not None and slime.version != "unknown" else None)
+    known = slime is not None and all(c in "0123456789abcdef" for c in slime.version)
+    return CodeGate(Path(path), slime.version if known else None)
 
 
 _HOW = {"sglang": "--sglang-source DIR (or SLIME_ASSISTANT_SGLANG_SOURCE, or the profile's SGLang source)",
