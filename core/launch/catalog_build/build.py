@@ -258,18 +258,28 @@ class _PieceReader:
             return None
 
     def run(self, name: str, where: str, action: Any, effect: str) -> Any:
+        """Run one piece; when it fails, or records a flag without a name, its parsers are dropped and the
+        piece is reported as not understood."""
         self.reading.append(where)
+        before = len(self.interp.parsers)
         try:
             result = action()
+            nameless = next((f for p in self.interp.parsers[before:] for f in p.flags if not f.names), None)
+            if nameless is not None:
+                raise ValueError(f"a flag is registered without a name ({nameless.source})")
         except BuildLimitExceeded:
             raise
-        except (CatalogError, Unresolved, RecursionError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        except (CatalogError, Unresolved, RecursionError, ValueError, TypeError, AttributeError, LookupError) as exc:
+            del self.interp.parsers[before:]
             detail = str(exc) or type(exc).__name__
             self.pieces.append(CatalogPiece(name=name, status="not understood",
                                             detail=f"{where}: {detail[:300]}", effect=effect))
             return None
         self.pieces.append(CatalogPiece(name=name, status="read", detail=where))
         return result
+
+    def created_since(self, before: int) -> list[ParserModel]:
+        return self.interp.parsers[before:]
 
 
 def _has_problem(pieces: list[CatalogPiece]) -> bool:
@@ -292,8 +302,13 @@ def _read_pre_parser(reader: _PieceReader, interp: Interpreter, slime_args: Sour
     slime's own flags that only reads --train-backend), or none (the backend came from SLIME_BACKEND)."""
     pre = _optional_function(interp, slime_args, "_pre_parse_mode")
     if pre is not None:
+        before = len(interp.parsers)
         reader.run("pre-parser", f"{SLIME_ARGS} (_pre_parse_mode)", lambda: interp.call_function(pre, [], {}),
                    "the mode flags it reads (--train-backend, --debug-*) are still known from slime's own flags")
+        for parser in reader.created_since(before)[:1]:  # the parser it builds, whatever its variable is called
+            parser.key = "pre"
+            for flag in parser.flags:
+                flag.parser_key = "pre"
         return
     if _optional_function(interp, slime_args, "parse_args_train_backend") is not None:
         reader.pieces.append(CatalogPiece(name="pre-parser", status="read", detail=(

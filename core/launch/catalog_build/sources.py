@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,7 +227,9 @@ class SourceTree:
                     elif mid_line in prev_added:
                         added[new_line] = prev_added[mid_line]
         try:
-            tree = ast.parse(text, filename=cite_path)
+            with warnings.catch_warnings():  # old upstream code warns about escape sequences: not the user's concern
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text, filename=cite_path)
         except SyntaxError as exc:  # also NUL bytes on Python 3.12+
             where = f"{cite_path}:{exc.lineno}" if exc.lineno else cite_path
             raise CatalogError(f"{where} is not valid Python ({exc.msg}).") from None
