@@ -205,24 +205,14 @@ def render_report_text(report: CheckReport) -> str:
     layout = s.get("gpu_layout")
     if layout and layout.get("total") is not None:
         lines.append(f"GPUs: {layout['total']} ({layout['mode']})")
+    from core.launch.versions import versions_line
+
     versions = versions_line(s.get("versions") or [])
     if versions:
         lines.append(versions)
     lines.append(f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), {s.get('info', 0)} note(s)")
     return "\n".join(lines)
 
-
-def versions_line(versions: list[dict]) -> str:
-    """`checked against: slime ... (origin); Megatron ...; SGLang ...` from the report's versions."""
-    from core.launch.catalog import LayerVersion
-
-    parts = []
-    for raw in versions:
-        try:
-            parts.append(LayerVersion.model_validate({k: v for k, v in raw.items() if k != "differs"}).describe())
-        except ValueError:
-            continue
-    return ("checked against: " + "; ".join(parts)) if parts else ""
 
 
 def rules_json() -> list[dict]:

@@ -164,6 +164,17 @@ def versions_of(catalog: Catalog | None) -> list[LayerVersion]:
     return bundled_versions()
 
 
+def versions_line(versions: list[dict]) -> str:
+    """`checked against: slime ... (origin); Megatron ...; SGLang ...` from a report's summary["versions"]."""
+    parts = []
+    for raw in versions:
+        try:
+            parts.append(LayerVersion.model_validate({k: v for k, v in raw.items() if k != "differs"}).describe())
+        except ValueError:
+            continue
+    return ("checked against: " + "; ".join(parts)) if parts else ""
+
+
 def _short(version: str) -> str:
     text = version.strip()
     return text[:8] if len(text) == 40 and all(c in "0123456789abcdef" for c in text) else text
