@@ -521,3 +521,45 @@ def test_stdin_is_checked_against_the_checkout_from_the_environment(monkeypatch,
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(" ".join([*BASE, "--use-slime-router"]).encode())))
     rc, out, _ = run_cli(capsys, "-", "--entry", "train.py")
     assert rc == 0 and "ARG001" not in out and f"your checkout {tree}" in out
+
+
+# -- the other places that follow the user's versions -------------------------------------------------------
+def test_ask_matches_a_traceback_against_the_users_checkout_lines(capsys, tmp_path):
+    check = "    assert args.num_rollout is not None, 'set --num-rollout or --num-epoch'"
+    tree = old_tree(tmp_path / "co", validate=check)
+    line = next(i for i, t in enumerate((tree / "slime/utils/arguments.py").read_text().splitlines(), 1)
+                if "assert args.num_rollout" in t)
+    traceback = (f'Traceback (most recent call last):\n  File "/root/slime/slime/utils/arguments.py", line {line}, '
+                 "in slime_validate_args\nAssertionError: set --num-rollout or --num-epoch\n")
+    rc = main(["ask", "--slime-checkout", str(tree), "--format", "json", traceback])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 0 and doc["checkout"]["errors"][0]["source"] == f"slime/utils/arguments.py:{line}"
+    assert doc["checkout"]["errors"][0]["matched"] == "traceback-line"
+    rc = main(["ask", "--slime-checkout", str(tmp_path / "nothing"), "x"])
+    assert rc == 2 and "is not a directory" in capsys.readouterr().err
+
+
+def test_a_draft_is_checked_against_the_users_checkout_when_given(capsys, tmp_path, monkeypatch):
+    tree = old_tree(tmp_path / "co")
+    argv = ["draft", "grpo", "--model", "Qwen3-4B", "--data", "/d/x.jsonl", "--gpus", "8", "--format", "json"]
+    main(argv)
+    pinned = {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    monkeypatch.setenv(versions.ENV_SLIME, str(tree))
+    main(argv)
+    mine = json.loads(capsys.readouterr().out)["findings"]
+    assert "VER001" not in pinned and "VER001" in {f["code"] for f in mine}
+    assert any(f["code"] == "ARG001" for f in mine)  # the draft uses flags this small slime does not define
+
+
+def test_the_model_script_picker_reads_the_checkouts_own_scripts(tmp_path):
+    from core.model_scripts import match_model
+
+    tree = old_tree(tmp_path / "co", more={
+        "scripts/models/tiny-1B.sh": 'N=4\nMODEL_ARGS=(\n   --num-layers ${N}\n   --swiglu\n   --hidden-size 64\n)\n'})
+    fake_git(tree, "9" * 40)
+    scripts = versions.checkout_model_scripts(tree)
+    [tiny] = scripts
+    assert tiny.model_args == ["--num-layers", "4", "--swiglu", "--hidden-size", "64"]
+    assert tiny.values == {"num-layers": "4", "swiglu": None, "hidden-size": "64"}
+    assert tiny.source == "scripts/models/tiny-1B.sh@99999999"
+    assert match_model("org/tiny-1B", scripts).status == "exact"

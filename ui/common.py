@@ -117,6 +117,15 @@ def own_sources() -> tuple[Path | None, Path | None, Path | None]:
     return slime, get(SGLANG_KEY) if slime else None, get(MEGATRON_KEY) if slime else None
 
 
+def own_model_scripts() -> tuple | None:
+    """The model scripts of the checkout the pages follow (for `match_model(name, own_model_scripts())`), or
+    None for the ones slime ships at the pin."""
+    from core.launch.versions import checkout_model_scripts
+
+    slime, _, _ = own_sources()
+    return (checkout_model_scripts(slime) or None) if slime is not None else None
+
+
 def versions_caption(versions: list[dict]) -> None:
     """The versions a report was checked against, each with where it came from."""
     from core.launch.versions import versions_line

@@ -7,6 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.knowledge.errors import ErrorMatch
 
 EXIT_FOUND, EXIT_NONE, EXIT_USAGE = 0, 1, 2
 MAX_LIMIT = 200
@@ -28,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--kind", action="append", choices=KIND_CHOICES, help="only results of this kind "
                         "(repeatable)")
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
+    parser.add_argument("--slime-checkout", default=None, metavar="DIR",
+                        help="also match a pasted error or traceback against this slime checkout's own lines "
+                        "(default: $SLIME_ASSISTANT_SLIME_CHECKOUT)")
     parser.set_defaults(func=run_ask, extra_words=[])
 
 
@@ -51,16 +59,59 @@ def run_ask(args: argparse.Namespace) -> int:
     if not query.strip():
         print("ask: give something to look up (a flag, a rule code, an error message or words)", file=sys.stderr)
         return EXIT_USAGE
+    checkout, problem = _checkout(getattr(args, "slime_checkout", None))
+    if problem:
+        print(f"ask: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     from core.knowledge.search import get_index
 
     index = get_index()
     results = index.search(query, limit=args.limit, kinds=set(args.kind) if args.kind else None)
+    in_checkout = _checkout_matches(query, checkout) if checkout and (not args.kind or "error" in args.kind) else []
     if args.output_format == "json":
-        print(json.dumps({"results": [r.public() for r in results]}, indent=2, ensure_ascii=False))
+        doc = {"results": [r.public() for r in results]}
+        if checkout is not None:
+            doc["checkout"] = {"path": str(checkout), "errors": [
+                {"exception": m.entry.exception, "message": m.entry.template, "source": f"{m.entry.path}:{m.entry.line}",
+                 "function": m.entry.function, "condition": m.entry.condition, "matched": m.how} for m in in_checkout]}
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
-        print(render_text(index, results, query) if results else "Nothing found. Try a flag name, a rule code or "
-              "fewer words.")
-    return EXIT_FOUND if results else EXIT_NONE
+        if in_checkout:
+            print(render_checkout(checkout, in_checkout) + ("\n" if results else ""))
+        if results:
+            print(render_text(index, results, query))
+        elif not in_checkout:
+            print("Nothing found. Try a flag name, a rule code or fewer words.")
+    return EXIT_FOUND if results or in_checkout else EXIT_NONE
+
+
+def _checkout(given: str | None) -> tuple[Path | None, str | None]:
+    """The slime checkout to match errors against: the option, else $SLIME_ASSISTANT_SLIME_CHECKOUT."""
+    from core.launch.versions import slime_problem, sources_from_env
+
+    sources = sources_from_env(slime=given)
+    if sources.slime is None:
+        return None, None
+    return sources.slime, slime_problem(sources.slime)
+
+
+def _checkout_matches(query: str, checkout: Path) -> list[ErrorMatch]:
+    from core.knowledge.errors import checkout_error_index, match_error
+
+    return match_error(query, checkout_error_index(checkout), limit=5)
+
+
+def render_checkout(checkout: Path, matches: list[ErrorMatch]) -> str:
+    """Where the pasted error comes from in the user's own checkout (their lines, not the pin's)."""
+    lines = [f"In your slime checkout {checkout}:"]
+    for m in matches:
+        e = m.entry
+        lines.append(f"  {e.exception}: {e.template}")
+        lines.append(f"      at {e.path}:{e.line} in {e.function}" + (f"  (your traceback's line {m.frame})"
+                                                                     if m.how == "traceback-line" and m.frame else ""))
+        if e.condition:
+            lines.append(f"      {'stops unless' if e.kind == 'assert' else 'raised when'}: {e.condition}")
+    return "\n".join(lines)
 
 
 def render_text(index, results, query: str = "") -> str:  # noqa: ANN001 (types imported lazily)

@@ -28,6 +28,7 @@ from core.launch.catalog import (
     catalog_from_json,
     catalog_to_json,
 )
+from core.model_scripts import ModelScript
 from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_DATE, SLIME_SHORT
 
 ENV_SLIME = "SLIME_ASSISTANT_SLIME_CHECKOUT"
@@ -335,3 +336,51 @@ def build_user_catalog(sources: UserSources) -> Catalog:
         notes.append(f"docker/version.txt of the checkout: {docker.image_version}")
     return catalog.model_copy(update={"versions": versions, "build_notes": notes})
 
+
+
+# -- the model-script picker -------------------------------------------------------------------------------
+MAX_MODEL_SCRIPTS = 400
+MAX_MODEL_SCRIPT_BYTES = 200_000
+
+
+def checkout_model_scripts(checkout: Path) -> tuple[ModelScript, ...]:
+    """The model scripts of the user's checkout (scripts/models/*.sh), read like the bundled ones: MODEL_ARGS
+    after the script's own variables and the sibling scripts it sources; nothing is run. Files that lead out
+    of the checkout, or are too large, are left out. Citations are `scripts/models/X.sh@<their commit>`."""
+    from core.launch.catalog_build.checkout import read_bounded, read_git
+    from core.launch.catalog_build.sources import allowed_roots
+    from core.launch.script import read_launch_script
+
+    models = Path(checkout) / "scripts" / "models"
+    allowed = allowed_roots([Path(checkout)])
+    try:
+        files = sorted(models.glob("*.sh"))[:MAX_MODEL_SCRIPTS] if models.is_dir() else []
+    except OSError:
+        return ()
+    git = read_git(Path(checkout), allowed)
+    pin = git.commit[:8] if git.commit else "checkout"
+
+    def text_of(path: Path) -> str | None:
+        data = read_bounded(path, allowed, MAX_MODEL_SCRIPT_BYTES)
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    def sibling(path_text: str) -> str | None:
+        m = re.search(r"([^/\s]+\.sh)$", path_text.strip())
+        return text_of(models / m.group(1)) if m else None
+
+    out = []
+    for path in files:
+        text = text_of(path)
+        if text is None:
+            continue
+        words = read_launch_script(text, sibling).arrays.get("MODEL_ARGS") or []
+        values: dict[str, str | None] = {}
+        for i, w in enumerate(words):
+            if w.resolved and w.text.startswith("--"):
+                nxt = words[i + 1] if i + 1 < len(words) else None
+                takes = nxt is not None and not (nxt.resolved and nxt.text.startswith("--"))
+                values[w.text[2:]] = (nxt.text if nxt.resolved else None) if takes and nxt is not None else None
+        rel = f"scripts/models/{path.name}"
+        out.append(ModelScript(name=path.stem, path=rel, source=f"{rel}@{pin}", model_args=[w.text for w in words],
+                               values=values))
+    return tuple(out)
