@@ -95,7 +95,7 @@ def main() -> int:
     parser.add_argument("--no-cache", action="store_true", help="only the checks (for code without the cache)")
     parser.add_argument("--code", type=Path, default=ROOT, help="the slime-assistant tree whose checker is measured")
     args = parser.parse_args()
-    trees = [Path(t) for t in sorted(glob.glob(args.trees)) if (Path(t) / "slime" / "utils" / "arguments.py").is_file()]
+    trees = [Path(t) for t in sorted(glob.glob(args.trees)) if glob.glob(f"{t}/*/utils/arguments.py")]
     if not trees:
         print(f"no slime trees match {args.trees}: extract a few commits first (see the docstring); skipped")
         return 0

@@ -223,6 +223,24 @@ def test_a_fork_keeping_slimes_layout_is_read_the_same_way_and_its_flags_are_its
     assert not [f for f in report.findings if f.code == "ARG001"]
 
 
+def test_a_fork_that_renames_the_package_is_read_from_its_own_package(tmp_path):
+    """miles keeps slime's layout under its own package name (miles/utils/arguments.py, get_miles_...)."""
+    fork = old_tree(tmp_path / "src", extra='        parser.add_argument("--use-fork-router", action="store_true")')
+    (fork / "slime").rename(fork / "fork")
+    for path in (fork / "fork").rglob("*.py"):
+        path.write_text(path.read_text().replace("slime.", "fork.").replace("get_slime_", "get_fork_"))
+    fake_git(fork, "c" * 40)
+    check = "    if args.rollout_temperature <= 0:\n        raise ValueError('t')"
+    text = (fork / "fork/utils/arguments.py").read_text().replace("    pass\n    return args", check + "\n    return args")
+    (fork / "fork/utils/arguments.py").write_text(text)
+    report = check_arg_list([*BASE, "--use-fork-router", "--rollout-temperature", "0"],
+                            CheckOptions(catalog_path=fork))
+    assert report.categories["--use-fork-router"] == "slime"
+    assert next(f for f in report.findings if f.code == "SLIME001").source.startswith("fork/utils/arguments.py:")
+    catalog = versions.checkout_catalog(versions.UserSources(slime=fork))
+    assert catalog.lookup("--gradient-checkpointing").source.startswith("fork/backends/fsdp_utils/arguments.py:")
+
+
 def test_a_script_of_an_old_commit_has_no_false_errors_against_its_own_checkout(tmp_path):
     tree = old_tree(tmp_path, sglang="v0.5.15.post1", megatron="1dcf0dafa884ad52ffb243625717a3471643e087")
     args = [*BASE, "--use-slime-router", "--gradient-checkpointing", "--attn-implementation", "eager"]
@@ -480,7 +498,7 @@ def test_same_version_reads_tags_and_commits_alike():
 
 # -- the older trees themselves, when extracted -------------------------------------------------------------
 OLD_TREES = sorted(Path(t) for t in glob.glob(os.environ.get("SLIME_ASSISTANT_OLD_TREES", "/tmp/slime-20*"))
-                   if (Path(t) / "slime" / "utils" / "arguments.py").is_file())
+                   if glob.glob(f"{t}/*/utils/arguments.py"))
 def _continuation_broken(text: str, tree: Path) -> bool:
     """`${MODEL_ARGS[@]}` on a line after one that does not end in a backslash: bash runs it as a command."""
     lines = text.splitlines()

@@ -72,10 +72,12 @@ def sources_from_env(env: Mapping[str, str] | None = None, **given: Path | str |
 # -- recognising the directories ----------------------------------------------------------------------------
 def slime_problem(directory: Path) -> str | None:
     """Why `directory` is not a slime checkout (or a fork keeping its layout), or None when it is one."""
+    from core.launch.catalog_build.build import Layout, package_of
+
     try:
         if not directory.is_dir():
             return f"{directory} is not a directory"
-        if not (directory / "slime" / "utils" / "arguments.py").is_file():
+        if not (directory / Layout(package_of(directory)).cite("slime/utils/arguments.py")).is_file():
             return f"{directory} is not a slime checkout (no slime/utils/arguments.py)"
     except OSError as exc:
         return f"{directory} cannot be read ({exc.strerror or exc})"

@@ -248,10 +248,18 @@ def read_docker(checkout: Path, allowed: list[Path]) -> DockerVersions:
     return out
 
 
+def _parser_files(checkout: Path) -> list[str]:
+    """PARSER_FILES in this checkout's package (a fork may rename `slime/`)."""
+    from core.launch.catalog_build.build import Layout, package_of
+
+    layout = Layout(package_of(checkout))
+    return [layout.cite(rel) if rel.startswith("slime/") else rel for rel in PARSER_FILES]
+
+
 def content_key(checkout: Path, allowed: list[Path]) -> str:
     """A hash of the parser files' contents (a file that is missing or unreadable counts as absent)."""
     digest = hashlib.sha256()
-    for rel in PARSER_FILES:
+    for rel in _parser_files(checkout):
         data = read_bounded(checkout / rel, allowed, 4_000_000)
         digest.update(rel.encode() + b"\0" + (hashlib.sha256(data).digest() if data is not None else b"-"))
     return digest.hexdigest()
@@ -260,7 +268,7 @@ def content_key(checkout: Path, allowed: list[Path]) -> str:
 def stat_key(checkout: Path) -> str:
     """Sizes and modification times of the parser files (cheap; catches an uncommitted edit)."""
     parts = []
-    for rel in PARSER_FILES:
+    for rel in _parser_files(checkout):
         try:
             st = (checkout / rel).stat()
             parts.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")

@@ -66,6 +66,7 @@ class Evaluator:
         self.conditions: list[str] = []
         self.function_stack: list[str] = []
         self.entry_point: str | None = None
+        self.home_package = "slime"  # the package holding slime's parser (a fork may rename it)
         self.notes: list[str] = []
         self.steps = 0
         self.deadline = time.monotonic() + MAX_BUILD_SECONDS

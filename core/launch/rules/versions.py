@@ -85,13 +85,17 @@ class CodeGate:
     """Finds the code each rule depends on in the user's checkout (files read once, bounded, inside the tree)."""
 
     def __init__(self, checkout: Path, commit: str | None) -> None:
+        from core.launch.catalog_build.build import Layout, package_of
+
         self.checkout = Path(checkout)
+        self.layout = Layout(package_of(self.checkout))  # a fork may rename slime/ (miles/)
         self.commit = commit or "checkout"
         self.roots = containing_roots(self.checkout)
         self._text: dict[str, str | None] = {}
         self.skipped: list[tuple[str, CodeDep]] = []
 
     def text(self, rel: str) -> str | None:
+        rel = self.layout.cite(rel) if rel.startswith("slime/") else rel
         if rel not in self._text:
             try:
                 data = read_within(self.checkout / rel, self.roots, limit=MAX_CODE_BYTES)
@@ -117,7 +121,7 @@ class CodeGate:
         if line is None:
             self.skipped.append((code, dep))
             return False, None
-        return True, f"{dep.path}:{line}@{self.commit}"
+        return True, f"{self.layout.cite(dep.path)}:{line}@{self.commit}"
 
 
     def recite(self, f: Finding) -> Finding:
@@ -126,7 +130,7 @@ class CodeGate:
         m = _PIN_CITATION.match(f.source or "")
         if m is None or self.text(m.group(1)) is None:
             return f
-        return f.model_copy(update={"source": f"{m.group(1)}@{self.commit}"})
+        return f.model_copy(update={"source": f"{self.layout.cite(m.group(1))}@{self.commit}"})
 
 
 _PIN_CITATION = re.compile(rf"^(slime/[A-Za-z0-9_./\-]+\.py)(?::\d+(?:-\d+)?)?@{SLIME_SHORT}$")
