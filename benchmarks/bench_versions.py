@@ -67,13 +67,13 @@ def check_tree(tree: Path) -> dict:
     return {"scripts": len(scripts), "fallbacks": fallbacks, "errors": errors, "unexplained": unexplained}
 
 
-def cache_figures(tree: Path, repeat: int) -> dict | None:
+def cache_figures(tree: Path, repeat: int, sglang: Path | None = None, megatron: Path | None = None) -> dict | None:
     try:
         from core.launch import versions
     except ImportError:
         return None
     with tempfile.TemporaryDirectory() as store:
-        sources = versions.UserSources(slime=tree)
+        sources = versions.UserSources(slime=tree, sglang=sglang, megatron=megatron)
         versions.clear_memory()
         started = time.perf_counter()
         versions.checkout_catalog(sources, store_dir=Path(store))
@@ -94,6 +94,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="cached loads timed per tree (the best is shown)")
     parser.add_argument("--no-cache", action="store_true", help="only the checks (for code without the cache)")
     parser.add_argument("--code", type=Path, default=ROOT, help="the slime-assistant tree whose checker is measured")
+    parser.add_argument("--sglang-source", type=Path, default=None, help="time the cache with this SGLang too")
+    parser.add_argument("--megatron-source", type=Path, default=None, help="time the cache with this Megatron too")
     args = parser.parse_args()
     trees = [Path(t) for t in sorted(glob.glob(args.trees)) if glob.glob(f"{t}/*/utils/arguments.py")]
     if not trees:
@@ -103,7 +105,7 @@ def main() -> int:
     ok = True
     for tree in trees:
         row = check_tree(tree)
-        cache = None if args.no_cache else cache_figures(tree, args.repeat)
+        cache = None if args.no_cache else cache_figures(tree, args.repeat, args.sglang_source, args.megatron_source)
         for key in ("scripts", "fallbacks", "errors"):
             total[key] += row[key]
         total["unexplained"] += len(row["unexplained"])

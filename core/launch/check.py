@@ -195,11 +195,22 @@ def _slime_tree_of(directory: Path) -> Path | None:
         return None
     for candidate in [here, *here.parents][:MAX_TREE_DEPTH]:
         try:
-            if (candidate / "slime" / "utils" / "arguments.py").is_file() and (candidate / "scripts").is_dir():
+            if not (candidate / "scripts").is_dir():
+                continue
+            if (candidate / "slime" / "utils" / "arguments.py").is_file():
                 return candidate
+            if (candidate / "train.py").is_file() and _fork_package(candidate) is not None:
+                return candidate  # a fork that renames slime's package (miles)
         except OSError:
             return None
     return None
+
+
+def _fork_package(directory: Path) -> str | None:
+    from core.launch.catalog_build.build import package_of
+
+    package = package_of(directory)
+    return package if package != "slime" else None
 
 
 def model_script_resolver(options: CheckOptions, script_text: str = "") -> ModelScriptResolver:

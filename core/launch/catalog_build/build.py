@@ -280,6 +280,12 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
     semantics = _semantics(parsers, slime_args)
     notes.extend(tree.patch_notes)
     notes.extend(interp.notes)
+    if tree.patch_notes:
+        shown = "; ".join(tree.patch_notes[:2]) + (f" and {len(tree.patch_notes) - 2} more" if len(tree.patch_notes) > 2
+                                                   else "")
+        pieces.append(CatalogPiece(name="Docker patches", status="not understood", detail=shown, effect=(
+            "the checkout's patches do not fit the Megatron/SGLang source given, so flags those hunks add are not "
+            "known (the source may already be patched, or be another version than the image's)")))
     catalog = Catalog(pins=out_pins, parsers=semantics, flags=specs, skipped=skipped, build_notes=notes,
                       pieces=pieces)
     return catalog
