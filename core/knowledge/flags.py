@@ -339,8 +339,7 @@ def checkout_flag_rows(slime: Path, sglang: Path | None = None, megatron: Path |
 def checkout_flag_view(slime: Path, sglang: Path | None = None, megatron: Path | None = None
                        ) -> tuple[list[FlagRow], FlagReference, list[str], list[dict]]:
     """checkout_flag_rows plus the versions the flags were read from (as a report's summary holds them)."""
-    from core.launch import catalog_for
-    from core.launch.versions import versions_of
+    from core.launch import catalog_for, versions_of
 
     catalog, problems = catalog_for(Path(slime), sglang, megatron)
     reference = checkout_reference(Path(slime), sglang, megatron)
