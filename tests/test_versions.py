@@ -581,3 +581,34 @@ def test_the_model_script_picker_reads_the_checkouts_own_scripts(tmp_path):
     assert tiny.values == {"num-layers": "4", "swiglu": None, "hidden-size": "64"}
     assert tiny.source == "scripts/models/tiny-1B.sh@99999999"
     assert match_model("org/tiny-1B", scripts).status == "exact"
+
+
+def test_each_check_of_a_rule_is_judged_by_its_own_code(tmp_path):
+    """SLIME021 bundles three of slime's checks; a commit with only the --colocate one keeps only that one."""
+    extra = "\n".join(f'        parser.add_argument("{flag}", {kind})' for flag, kind in (
+        ("--update-weight-mode", 'default="full"'), ("--update-weight-transport", 'default="nccl"'),
+        ("--update-weight-local-checkpoint-dir", "default=None")))
+    validate = ('    if args.update_weight_mode == "delta":\n'
+                '        if args.update_weight_transport not in ("nccl", "disk"):\n            raise ValueError("t")\n'
+                '        if args.colocate:\n            raise ValueError("c")')
+    tree = old_tree(tmp_path, extra=extra, validate=validate)
+    report = check_arg_list([*BASE, "--update-weight-mode", "delta"], CheckOptions(catalog_path=tree))
+    kept = [f for f in report.findings if f.code == "SLIME021"]
+    assert [f.flag for f in kept] == ["--colocate"] and kept[0].source.startswith("slime/utils/arguments.py:")
+    note = next(f for f in report.findings if f.code == "VER003")
+    assert "delta updates need disk transport" in note.message and "local checkpoint dir" in note.message
+    assert len([f for f in check_arg_list([*BASE, "--update-weight-mode", "delta"]).findings
+                if f.code == "SLIME021"]) == 3  # all three at the pin
+
+
+@pytest.mark.parametrize(("dockerfile", "sglang"), [
+    ("FROM lmsysorg/sglang:dev AS base\n", "dev"),
+    ("ARG SGLANG_VERSION=v0.4.6\nFROM lmsysorg/sglang:${SGLANG_VERSION}\n", "v0.4.6"),
+    ("FROM ubuntu:22.04\n", "a version the Dockerfile does not state"),
+], ids=["from-line", "arg", "unstated"])
+def test_the_sglang_image_is_read_from_the_dockerfile_in_each_shape(tmp_path, dockerfile, sglang):
+    tree = old_tree(tmp_path, more={"docker/Dockerfile": dockerfile})
+    docker = read_docker(tree, [tree.resolve()])
+    assert docker.sglang == sglang and docker.megatron == "a commit the Dockerfile does not state"
+    catalog = versions.checkout_catalog(versions.UserSources(slime=tree), store_dir=tmp_path / "store")
+    assert catalog.version_of("sglang").differs and catalog.version_of("megatron").differs

@@ -232,7 +232,10 @@ def read_docker(checkout: Path, allowed: list[Path]) -> DockerVersions:
     """The SGLang image tag and the Megatron commit slime's docker/Dockerfile builds with, and docker/version.txt."""
     out = DockerVersions()
     data = read_bounded(checkout / "docker" / "Dockerfile", allowed, MAX_DOCKER_BYTES)
-    if data is not None:
+    if data is None:
+        out.sglang, out.sglang_origin = "a version the checkout does not state", "no docker/Dockerfile"
+        out.megatron, out.megatron_origin = "a version the checkout does not state", "no docker/Dockerfile"
+    else:
         lines = decode_text(data).splitlines()
         for number, line in enumerate(lines, start=1):
             m = re.match(r"\s*ARG\s+(SGLANG_IMAGE_TAG|SGLANG_VERSION)=(\S+)", line)
@@ -241,6 +244,14 @@ def read_docker(checkout: Path, allowed: list[Path]) -> DockerVersions:
             m = re.match(r"\s*ARG\s+MEGATRON_COMMIT=(\S+)", line)
             if m and out.megatron is None:
                 out.megatron, out.megatron_origin = m.group(1), f"docker/Dockerfile:{number} of your checkout"
+        for number, line in enumerate(lines, start=1):  # an image named without an ARG: FROM lmsysorg/sglang:dev
+            m = re.match(r"\s*FROM\s+\S*sglang:([A-Za-z0-9_.\-]+)(?:\s|$)", line)
+            if m and out.sglang is None:
+                out.sglang, out.sglang_origin = m.group(1), f"docker/Dockerfile:{number} of your checkout"
+        if out.sglang is None:
+            out.sglang, out.sglang_origin = "a version the Dockerfile does not state", "docker/Dockerfile"
+        if out.megatron is None:
+            out.megatron, out.megatron_origin = "a commit the Dockerfile does not state", "docker/Dockerfile"
     version = read_bounded(checkout / "docker" / "version.txt", allowed, MAX_GIT_TEXT)
     if version is not None:
         text = decode_text(version).strip().splitlines()

@@ -19,7 +19,7 @@ from typing import Any
 from core.findings import Finding, Severity
 from core.launch.rules.registry import ERR, INFO, REQUIREMENTS, RULES, WARN, CodeDep, finding, register
 from core.paths import PathRefused, containing_roots, decode_text, read_within
-from core.pins import SLIME_SHORT
+from core.pins import SLIME_SHORT, slime_source
 
 MAX_CODE_BYTES = 4_000_000  # one file of the user's tree read for the gate
 
@@ -81,6 +81,34 @@ for _code, _dep in DEPENDS.items():
         REQUIREMENTS.setdefault(_code, _dep)
 
 
+def _pin(line: int, path: str = _ARGS) -> str:
+    return slime_source(path, line)
+
+
+# A rule with several checks cites each one's line; each is judged by its own code. Keyed by the citation a
+# finding carries at the pin (the rule's `source=`), so a check that is not in the user's tree is skipped.
+SUBCHECKS: dict[str, CodeDep] = {
+    _pin(1787): CodeDep(_ARGS, r"if args\.opd_type is None", "OPD needs --opd-type"),
+    _pin(1791): CodeDep(_ARGS, r"if args\.opd_teacher_load is None", "megatron OPD needs a teacher"),
+    _pin(1807): CodeDep(_ARGS, r"opd_teacher_load is not None", "sglang OPD takes no teacher checkpoint"),
+    _pin(1814): CodeDep(_ARGS, r"opd_teacher_load is not None", "a teacher checkpoint needs OPD"),
+    _pin(1997): CodeDep(_ARGS, r"assert args\.rollout_global_dataset", "--num-epoch needs the global dataset"),
+    _pin(2050): CodeDep(_ARGS, r"--release-train does not support critic", "--release-train without a critic"),
+    _pin(2052): CodeDep(_ARGS, r"--release-train does not support --keep-old-actor", "--release-train without "
+                        "--keep-old-actor"),
+    _pin(2054): CodeDep(_ARGS, r"--release-train requires --save", "--release-train needs --save"),
+    _pin(2058): CodeDep(_ARGS, r"--release-train requires --update-weight-mode=full", "--release-train needs full "
+                        "disk updates"),
+    _pin(2060): CodeDep(_ARGS, r"update_weight_mode\s*==\s*[\"']delta[\"']:\s*\n\s*if args\.update_weight_transport "
+                        r"!= [\"']disk[\"']", "delta updates need disk transport", span=3),
+    _pin(2065): CodeDep(_ARGS, r"update_weight_mode\s*==\s*[\"']delta[\"'][^\n]*\n(?:[^\n]*\n){0,12}?\s*if "
+                        r"args\.colocate", "delta updates refuse --colocate", span=14),
+    _pin(2071): CodeDep(_ARGS, r"if not args\.update_weight_local_checkpoint_dir", "delta updates need a local "
+                        "checkpoint dir"),
+    _pin(1944): CodeDep(_ARGS, r"if args\.offload_rollout is False", "--no-offload-rollout under --release-train"),
+}
+
+
 class CodeGate:
     """Finds the code each rule depends on in the user's checkout (files read once, bounded, inside the tree)."""
 
@@ -92,7 +120,8 @@ class CodeGate:
         self.commit = commit or "checkout"
         self.roots = containing_roots(self.checkout)
         self._text: dict[str, str | None] = {}
-        self.skipped: list[tuple[str, CodeDep]] = []
+        self.skipped: list[tuple[str, CodeDep]] = []  # whole rules whose code is not in the tree
+        self.dropped: list[tuple[str, CodeDep]] = []  # findings of one check (among a rule's several) not in the tree
 
     def text(self, rel: str) -> str | None:
         rel = self.layout.cite(rel) if rel.startswith("slime/") else rel
@@ -123,6 +152,19 @@ class CodeGate:
             return False, None
         return True, f"{self.layout.cite(dep.path)}:{line}@{self.commit}"
 
+
+    def subcheck(self, f: Finding) -> Finding | None:
+        """A finding of one check among several in a rule: cited at that check's line in the user's tree, or
+        dropped (and noted) when their tree does not have that check."""
+        dep = SUBCHECKS.get(f.source or "")
+        if dep is None:
+            return f
+        line = self.line_of(dep)
+        if line is None:
+            if (f.code, dep) not in self.dropped:
+                self.dropped.append((f.code, dep))
+            return None
+        return f.model_copy(update={"source": f"{self.layout.cite(dep.path)}:{line}@{self.commit}"})
 
     def recite(self, f: Finding) -> Finding:
         """A finding that cites our pin's slime file cites the user's file instead (their commit, no line: the
@@ -177,16 +219,23 @@ def version_findings(ctx: Any, findings: list[Finding], gate: CodeGate | None) -
                               "; flags of that layer may differ."),
                            severity=WARN if flags else INFO, fix=f"point the checker at the real one with {_HOW[layer]}"))
     if gate is not None:
+        out = [r for r in (gate.subcheck(f) for f in out) if r is not None]
         out = [gate.recite(f) for f in out]
     for piece in catalog.not_understood() if hasattr(catalog, "not_understood") else []:
         out.append(finding("VER002", f"{piece.name}: not understood in your checkout ({piece.detail}); "
                            f"{piece.effect or 'its flags may be judged against the bundled catalog'}.",
                            fix="tell us the slime commit; meanwhile, read the findings about those flags with care"))
-    if gate is not None and gate.skipped:
-        shown = "; ".join(f"{code} ({dep.what}: not in {dep.path})" for code, dep in gate.skipped[:12])
-        more = f" and {len(gate.skipped) - 12} more" if len(gate.skipped) > 12 else ""
-        out.append(finding("VER003", f"{len(gate.skipped)} check(s) skipped because your checkout does not have the "
-                           f"code they judge: {shown}{more}.", severity=INFO))
+    if gate is not None and (gate.skipped or gate.dropped):
+        parts = []
+        if gate.dropped:
+            shown = "; ".join(f"{code} ({dep.what})" for code, dep in gate.dropped)
+            parts.append(f"not reported, because your checkout does not make these checks: {shown}")
+        if gate.skipped:
+            shown = "; ".join(f"{code} ({dep.what}: not in {gate.layout.cite(dep.path)})" for code, dep in gate.skipped[:12])
+            more = f" and {len(gate.skipped) - 12} more" if len(gate.skipped) > 12 else ""
+            parts.append(f"{len(gate.skipped)} check(s) skipped because your checkout does not have the code they "
+                         f"judge: {shown}{more}")
+        out.append(finding("VER003", ". ".join(p[0].upper() + p[1:] for p in parts) + ".", severity=INFO))
     return out
 
 
