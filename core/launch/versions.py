@@ -213,6 +213,9 @@ def cache_key(sources: UserSources) -> str:
         _BUILDER_ID = _builder_id()
     assert sources.slime is not None
     slime = sources.slime.resolve()
+    quick = (str(slime), stat_key(slime), _git_stamp(slime), str(sources.sglang), str(sources.megatron))
+    if quick in _KEYS:  # nothing the key depends on moved: skip re-reading git and hashing the parser files
+        return _KEYS[quick]
     allowed = allowed_roots([slime])
     git = read_git(slime, allowed)
     parts = [_BUILDER_ID, str(slime), f"commit:{git.commit}:{stat_key(slime)}" if git.commit
@@ -228,7 +231,37 @@ def cache_key(sources: UserSources) -> str:
             parts.append(f"{label}:{root.resolve()}:{st.st_size}:{st.st_mtime_ns}")
         except OSError:
             parts.append(f"{label}:{root}:-")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+    key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+    if len(_KEYS) > 64:
+        _KEYS.clear()
+    _KEYS[quick] = key
+    return key
+
+
+_KEYS: dict[tuple[str, ...], str] = {}
+
+
+def _git_stamp(slime: Path) -> str:
+    """Sizes and times of what names the commit: .git/HEAD, the ref it names, packed-refs (no content read but
+    HEAD's own few bytes)."""
+    from core.launch.catalog_build.checkout import read_bounded
+    from core.launch.catalog_build.sources import allowed_roots
+
+    git = slime / ".git"
+    parts = [_stamp(git / "HEAD"), _stamp(git / "packed-refs"), _stamp(git)]
+    data = read_bounded(git / "HEAD", allowed_roots([slime]), 512)  # inside the tree only, like read_git
+    head = data.decode("utf-8", "replace").strip() if data is not None else ""
+    if head.startswith("ref:") and ".." not in head:
+        parts.append(_stamp(git / head[4:].strip()))
+    return "|".join(parts)
+
+
+def _stamp(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return "-"
+    return f"{st.st_size}:{st.st_mtime_ns}"
 
 
 def cache_dir(store_dir: Path | None = None) -> Path:
@@ -270,8 +303,9 @@ def checkout_catalog(sources: UserSources, *, store_dir: Path | None = None, use
 
 
 def clear_memory() -> None:
-    """Forget the catalogs held in this process (the disk cache stays)."""
+    """Forget the catalogs and keys held in this process (the disk cache stays)."""
     _MEMORY.clear()
+    _KEYS.clear()
 
 
 def _read_cached(path: Path) -> Catalog | None:
