@@ -212,6 +212,11 @@ if report is not None:
         st.error("slime would stop, or silently do something else, because of the errors below.",
                  icon=":material/error:")
     versions_caption(s.get("versions") or [])
+    if s.get("pieces"):
+        with st.expander("How your checkout's parser was read"):
+            for piece in s["pieces"]:
+                effect = f" ({piece['effect']})" if piece.get("effect") else ""
+                st.write(plain(f"{piece['name']}: {piece['status']}. {piece['detail']}{effect}"))
     show_findings(report.findings, key_prefix="ca_findings")
     categories_table(report)
     st.download_button("Download the report (JSON)", dumps(report_json(report)), file_name="check-args.json",

@@ -39,6 +39,7 @@ def test_the_checker_judges_by_the_named_checkout_and_shows_the_versions(setup, 
     assert "Checked against: slime (commit unknown) (your checkout" in text
     assert "SGLang v0.5.15.post1 (bundled pin); your environment runs v0.4.9" in text
     assert not [e for e in at.error if "ARG001" in e.value]
+    assert "FSDP backend flags: read" in flat(at)  # how the checkout's parser was read
     at.button(key="ca_remember_versions").click().run()
     assert store.get_profile("default").slime_checkout == str(tree)
 

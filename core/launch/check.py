@@ -260,6 +260,7 @@ def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOpti
         "catalog": dict(catalog.pins) if catalog is not None else None,
         "versions": [v.model_dump(mode="json") | {"differs": v.differs}
                      for v in (versions_of(catalog) if not cat_findings else versions_of(None))],
+        "pieces": [p.model_dump(mode="json") for p in getattr(catalog, "pieces", [])] if not cat_findings else [],
         "unresolved": [w.text for w in words if not w.resolved][:20],
     }
     if read is not None:
