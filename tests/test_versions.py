@@ -442,6 +442,13 @@ def test_a_differing_sglang_or_megatron_makes_unknown_flags_of_that_layer_warnin
     assert "--sglang-source" in ver["SGLang"].fix and "--megatron-source" in ver["Megatron"].fix
 
 
+def test_a_near_miss_of_slimes_own_flag_stays_an_error_whatever_megatron_runs(tmp_path):
+    tree = old_tree(tmp_path)  # its Dockerfile names another Megatron than the catalog's
+    report = check_arg_list([*BASE, "--rollout-temprature", "0.7"], CheckOptions(catalog_path=tree))
+    typo = next(f for f in report.findings if f.code == "ARG001")
+    assert typo.severity.value == "error" and "--rollout-temperature" in typo.fix
+
+
 def test_the_same_versions_as_the_bundled_catalog_keep_unknown_flags_errors(tmp_path):
     tree = old_tree(tmp_path, sglang="v0.5.15.post1-cu129", megatron="1dcf0dafa884ad52ffb243625717a3471643e087")
     report = check_arg_list([*BASE, "--sglang-made-up-flag", "1"], CheckOptions(catalog_path=tree))

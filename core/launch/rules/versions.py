@@ -12,6 +12,7 @@ when SGLang or Megatron differ, a flag of that layer is not called unknown with 
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -249,7 +250,19 @@ def _layer_in_doubt(f: Finding, ctx: Any, differs: dict[str, Any]) -> str | None
         return owner if owner in differs and f.code != "ARG001" else None
     if f.flag.startswith(("--sglang-", "--router-")):
         return "sglang" if "sglang" in differs else None
-    return "megatron" if "megatron" in differs else None
+    if "megatron" not in differs or _slime_typo(ctx, f.flag):
+        return None
+    return "megatron"
+
+
+def _slime_typo(ctx: Any, flag: str) -> bool:
+    """Whether an unknown flag is a near miss of one of slime's own flags (read from the user's checkout, so
+    certain): `--n-sample-per-prompt` for `--n-samples-per-prompt` stays an error whatever Megatron runs."""
+    guesses = ctx.catalog.suggest(flag, 1) if hasattr(ctx.catalog, "suggest") else []
+    if not guesses:
+        return False
+    spec = ctx.catalog.lookup(guesses[0])
+    return spec is not None and spec.owner == "slime" and difflib.SequenceMatcher(None, flag, guesses[0]).ratio() >= 0.85
 
 
 __all__ = ["DEPENDS", "ERR", "CodeGate", "gate_for", "version_findings"]
