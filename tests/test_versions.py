@@ -619,3 +619,43 @@ def test_the_sglang_image_is_read_from_the_dockerfile_in_each_shape(tmp_path, do
     assert docker.sglang == sglang and docker.megatron == "a commit the Dockerfile does not state"
     catalog = versions.checkout_catalog(versions.UserSources(slime=tree), store_dir=tmp_path / "store")
     assert catalog.version_of("sglang").differs and catalog.version_of("megatron").differs
+
+
+PROVIDED = '''        def add_user_provided_function_arguments(parser):
+            args_partial, _ = parser.parse_known_args()
+            for path in [args_partial.custom_generate_function_path]:
+                fn = load_function(path)
+                if fn is not None and callable(getattr(fn, "add_arguments", None)):
+                    fn.add_arguments(parser)
+            return parser
+        parser.add_argument("--custom-generate-function-path", type=str, default=None)'''
+
+GENERATE = '''import argparse
+
+
+async def generate(args, sample):
+    return sample
+
+
+def _add_arguments(parser: argparse.ArgumentParser):
+    parser.add_argument("--agent-max-turns", type=int, default=4)
+    parser.add_argument("--agent-verbose", action="store_true")
+
+
+generate.add_arguments = _add_arguments
+'''
+
+
+def test_flags_a_named_function_adds_at_start_up_are_read_from_the_checkout(tmp_path):
+    tree = old_tree(tmp_path, extra=PROVIDED, more={"slime/rollout/agent.py": GENERATE})
+    catalog = build_catalog(tree)
+    assert catalog.function_flag_dests == ["custom_generate_function_path"]
+    args = [*BASE, "--custom-generate-function-path", "slime.rollout.agent.generate", "--agent-max-turns", "x",
+            "--agent-verbose"]
+    report = check_arg_list(args, CheckOptions(catalog_path=tree))
+    assert report.categories["--agent-max-turns"] == "slime" and report.categories["--agent-verbose"] == "slime"
+    assert any(f.code == "ARG006" and f.flag == "--agent-max-turns" for f in report.findings)  # an int, read too
+    elsewhere = [*BASE, "--custom-generate-function-path", "my_code.gen.generate", "--agent-max-turns", "3"]
+    report = check_arg_list(elsewhere, CheckOptions(catalog_path=tree))
+    assert next(f for f in report.findings if f.flag == "--agent-max-turns").severity.value == "warning"
+    assert any(f.code == "VER002" and "my_code.gen.generate" in f.message for f in report.findings)

@@ -139,6 +139,8 @@ class Catalog(BaseModel):
     build_notes: list[str] = Field(default_factory=list)
     pieces: list[CatalogPiece] = Field(default_factory=list, description="how a checkout's parser was read")
     versions: list[LayerVersion] = Field(default_factory=list, description="empty for the bundled catalog")
+    function_flag_dests: list[str] = Field(default_factory=list, description=(
+        "flags naming a function whose add_arguments may add flags at start-up (read per script)"))
 
     def not_understood(self) -> list[CatalogPiece]:
         return [p for p in self.pieces if p.status == "not understood"]
@@ -255,6 +257,7 @@ def catalog_to_json(catalog: Catalog, *, full: bool = False) -> bytes:
     if not full:
         doc.pop("pieces", None)
         doc.pop("versions", None)
+        doc.pop("function_flag_dests", None)
     doc["flags"] = sorted(doc["flags"], key=lambda f: f["option_strings"][0])
     doc["skipped"] = sorted(doc["skipped"], key=lambda f: f["option_strings"][0])
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"

@@ -225,6 +225,8 @@ def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOpti
 
     catalog, cat_findings = _load_catalog(options)
     parsed = parse_words(words, catalog)
+    catalog, parsed, fn_findings = _with_function_flags(catalog, parsed, words, options)
+    cat_findings = [*cat_findings, *fn_findings]
     ctx = RuleContext(parsed, catalog, options, entry, read.command.line if read and read.command else None)
     gate = gate_for(options, catalog)
     ctx.code_gate = gate  # the rules that judge slime code run only when the user's checkout has it
@@ -234,6 +236,11 @@ def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOpti
     findings = [*pre, *cat_findings, *unresolved_findings(words, covered), *parsed.findings, *flag_findings(ctx),
                 *rule_findings]
     findings = version_findings(ctx, findings, gate)
+    if any(f.code == "VER002" and f.flag and f.flag in {o.flag for o in parsed.occurrences} for f in fn_findings):
+        findings = [f.model_copy(update={"severity": WARN, "message": f"{f.message} It may be one the named "
+                                         "function adds at start-up."})
+                    if f.code == "ARG001" and f.severity == Severity.ERROR and f.flag and ctx.spec(f.flag) is None
+                    and not f.flag.startswith("--sglang-") else f for f in findings]
     if entry is None:
         findings.append(finding("ENTRY002", "No train.py / train_async.py given: the checks specific to the entry "
                                 "(train_async.py refusing --colocate) were skipped.",
@@ -266,6 +273,34 @@ def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOpti
     if read is not None:
         summary["train_commands"] = len(read.commands)
     return CheckReport(findings=findings, categories=categories, values=values, entry=entry, summary=summary)
+
+
+def _with_function_flags(catalog: Any, parsed: Any, words: list[ScriptWord], options: CheckOptions
+                         ) -> tuple[Any, Any, list[Finding]]:
+    """Add the flags that the functions the script names (e.g. --custom-generate-function-path) register with
+    their add_arguments, read from the user's checkout, at commits whose parser calls it. A function that
+    cannot be read leaves its flags unknown, said in a note."""
+    dests = getattr(catalog, "function_flag_dests", None)
+    if not dests or options.catalog_path is None or not Path(options.catalog_path).is_dir():
+        return catalog, parsed, []
+    from core.launch.catalog_build.functions import function_flags
+
+    added, notes = [], []
+    for o in parsed.occurrences:
+        if o.spec is None or o.spec.dest not in dests or not o.resolved or not o.values:
+            continue
+        flags = function_flags(Path(options.catalog_path), o.values[0].text)
+        if flags is None:
+            notes.append(finding("VER002", f"{o.flag} {o.values[0].text}: that function is not in your checkout (or "
+                                 "not readable statically), so the flags its add_arguments may add at start-up are "
+                                 "not known here; unknown flags are warnings, not errors.", word=o.word,
+                                 flag=o.flag))
+        added.extend(f for f in flags or () if catalog.lookup(f.primary) is None)
+    if not added:
+        return catalog, parsed, notes
+    extended = catalog.model_copy(update={"flags": [*catalog.flags, *added]})
+    extended.reindex()
+    return extended, parse_words(words, extended), notes
 
 
 def check_launch_script(text: str, options: CheckOptions = CheckOptions()) -> CheckReport:  # noqa: B008

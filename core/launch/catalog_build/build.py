@@ -16,6 +16,7 @@ from core.launch.catalog import (
     SkippedFlag,
     load_catalog,
 )
+from core.launch.catalog_build.functions import function_flag_dests
 from core.launch.catalog_build.interpreter import Interpreter
 from core.launch.catalog_build.sources import (
     MAX_SOURCE_BYTES,
@@ -251,6 +252,12 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
     parsers = {p.key: p for p in interp.parsers if p.key in {"pre", "sglang", "sglang_tp", "main"}}
     if sglang_fn is None:
         pieces.append(_inline_sglang_piece(main_parser, lay))
+    function_dests = function_flag_dests(slime_args)
+    if function_dests:
+        shown = ", ".join(f"--{d.replace('_', '-')}" for d in function_dests)
+        pieces.append(CatalogPiece(name="flags of the functions a script names", status="read", detail=(
+            f"{lay.cite(SLIME_ARGS)}: the functions named by {shown} may add flags of their own (add_arguments); "
+            "they are read from the checkout for each script that names them")))
     # Phase 3: the FSDP backend's own parser (dataclass-declared flags), at commits that have one.
     fsdp = _read_fsdp(reader, interp, lay)
     if fsdp is not None:
@@ -287,7 +294,7 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
             "the checkout's patches do not fit the Megatron/SGLang source given, so flags those hunks add are not "
             "known (the source may already be patched, or be another version than the image's)")))
     catalog = Catalog(pins=out_pins, parsers=semantics, flags=specs, skipped=skipped, build_notes=notes,
-                      pieces=pieces)
+                      pieces=pieces, function_flag_dests=function_dests)
     return catalog
 
 
