@@ -659,3 +659,15 @@ def test_flags_a_named_function_adds_at_start_up_are_read_from_the_checkout(tmp_
     report = check_arg_list(elsewhere, CheckOptions(catalog_path=tree))
     assert next(f for f in report.findings if f.flag == "--agent-max-turns").severity.value == "warning"
     assert any(f.code == "VER002" and "my_code.gen.generate" in f.message for f in report.findings)
+
+
+def test_a_patch_already_applied_to_an_installed_package_is_not_reported():
+    from core.launch.catalog_build import FilePatch, apply_patch
+    from core.launch.catalog_build.sources import already_applied
+
+    patch = FilePatch(patch_cite="docker/patch/latest/x.patch", pin="p",
+                      hunks=[(2, [(" ", "b", 1), ("+", "added", 2), (" ", "c", 3)])])
+    original = "a\nb\nc\nd"
+    patched, _, _ = apply_patch(original, patch)
+    assert patched == "a\nb\nadded\nc\nd"
+    assert already_applied(patched, patch) and not already_applied(original, patch)

@@ -120,6 +120,16 @@ def apply_patch(text: str, patch: FilePatch) -> tuple[str, dict[int, int], dict[
     return "\n".join(rows), original_line, added
 
 
+def already_applied(text: str, patch: FilePatch) -> bool:
+    """Whether every hunk's result (its context and added lines) is already in the text: the file was patched."""
+    rows = text.split("\n")
+    for start, body in patch.hunks:
+        after = [t for k, t, _ in body if k in " +"]
+        if _find_block(rows, after, start - 1) is None:
+            return False
+    return True
+
+
 def _find_block(rows: list[str], block: list[str], guess: int) -> int | None:
     if not block:
         return max(0, min(guess, len(rows)))
@@ -212,7 +222,8 @@ class SourceTree:
             try:
                 text, original_line_step, added_step = apply_patch(text, patch)
             except ValueError as exc:
-                self.patch_notes.append(str(exc))
+                if not already_applied(text, patch):  # an installed, already patched package reads as it is
+                    self.patch_notes.append(str(exc))
                 continue
             # compose with earlier patches
             if original_line is None:
