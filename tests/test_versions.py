@@ -671,3 +671,19 @@ def test_a_patch_already_applied_to_an_installed_package_is_not_reported():
     patched, _, _ = apply_patch(original, patch)
     assert patched == "a\nb\nadded\nc\nd"
     assert already_applied(patched, patch) and not already_applied(original, patch)
+
+
+OLD_SGLANG = Path(os.environ.get("SLIME_ASSISTANT_OLD_SGLANG", "/tmp/sgl/x055"))  # an unpacked sglang 0.5.5.post1
+
+
+@pytest.mark.skipif(not (OLD_SGLANG / "sglang" / "srt" / "server_args.py").is_file() or not OLD_TREES,
+                    reason="no older SGLang wheel unpacked, or no older slime tree")
+def test_an_older_sglang_given_as_the_source_judges_sglang_flags_with_certainty(tmp_path):
+    tree = next((t for t in OLD_TREES if (t / "scripts" / "run-deepseek-r1.sh").is_file()), OLD_TREES[0])
+    script = tree / "scripts" / "run-deepseek-r1.sh"
+    options = CheckOptions(catalog_path=tree, sglang_source=OLD_SGLANG, script_path=script)
+    report = check_script_bytes(script.read_bytes(), options)
+    sglang = next(v for v in report.summary["versions"] if v["layer"] == "sglang")
+    assert sglang["origin"].startswith("your SGLang source") and sglang["version"].startswith("v0.5")
+    unknown = [f for f in report.findings if f.code == "ARG001" and f.flag and f.flag.startswith("--sglang-")]
+    assert all(f.severity.value == "error" for f in unknown)  # read from the real SGLang: no doubt left
