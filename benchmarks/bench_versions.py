@@ -48,11 +48,12 @@ def launch_scripts(tree: Path) -> list[Path]:
     return found
 
 
-def check_tree(tree: Path) -> dict:
+def check_tree(tree: Path, sglang: Path | None = None, megatron: Path | None = None) -> dict:
     scripts = launch_scripts(tree)
     fallbacks, errors, unexplained = 0, 0, []
+    extra = {k: v for k, v in (("sglang_source", sglang), ("megatron_source", megatron)) if v is not None}
     for path in scripts:
-        report = check_script_bytes(path.read_bytes(), CheckOptions(catalog_path=tree, script_path=path))
+        report = check_script_bytes(path.read_bytes(), CheckOptions(catalog_path=tree, script_path=path, **extra))
         codes = {f.code for f in report.findings if f.severity.value == "error"}
         if any("could not be used" in f.message for f in report.findings):
             fallbacks += 1
@@ -94,8 +95,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="cached loads timed per tree (the best is shown)")
     parser.add_argument("--no-cache", action="store_true", help="only the checks (for code without the cache)")
     parser.add_argument("--code", type=Path, default=ROOT, help="the slime-assistant tree whose checker is measured")
-    parser.add_argument("--sglang-source", type=Path, default=None, help="time the cache with this SGLang too")
-    parser.add_argument("--megatron-source", type=Path, default=None, help="time the cache with this Megatron too")
+    parser.add_argument("--sglang-source", type=Path, default=None, help="check and time with this SGLang too")
+    parser.add_argument("--megatron-source", type=Path, default=None, help="check and time with this Megatron too")
     args = parser.parse_args()
     trees = [Path(t) for t in sorted(glob.glob(args.trees)) if glob.glob(f"{t}/*/utils/arguments.py")]
     if not trees:
@@ -104,7 +105,7 @@ def main() -> int:
     total = {"scripts": 0, "fallbacks": 0, "errors": 0, "unexplained": 0}
     ok = True
     for tree in trees:
-        row = check_tree(tree)
+        row = check_tree(tree, args.sglang_source, args.megatron_source)
         cache = None if args.no_cache else cache_figures(tree, args.repeat, args.sglang_source, args.megatron_source)
         for key in ("scripts", "fallbacks", "errors"):
             total[key] += row[key]

@@ -673,17 +673,66 @@ def test_a_patch_already_applied_to_an_installed_package_is_not_reported():
     assert already_applied(patched, patch) and not already_applied(original, patch)
 
 
-OLD_SGLANG = Path(os.environ.get("SLIME_ASSISTANT_OLD_SGLANG", "/tmp/sgl/x055"))  # an unpacked sglang 0.5.5.post1
+OLD_SGLANG_WHEEL = Path(os.environ.get("SLIME_ASSISTANT_OLD_SGLANG", "/tmp/sgl/x055"))  # sglang 0.5.5.post1, unpacked
 
 
-@pytest.mark.skipif(not (OLD_SGLANG / "sglang" / "srt" / "server_args.py").is_file() or not OLD_TREES,
+@pytest.mark.skipif(not (OLD_SGLANG_WHEEL / "sglang" / "srt" / "server_args.py").is_file() or not OLD_TREES,
                     reason="no older SGLang wheel unpacked, or no older slime tree")
 def test_an_older_sglang_given_as_the_source_judges_sglang_flags_with_certainty(tmp_path):
     tree = next((t for t in OLD_TREES if (t / "scripts" / "run-deepseek-r1.sh").is_file()), OLD_TREES[0])
     script = tree / "scripts" / "run-deepseek-r1.sh"
-    options = CheckOptions(catalog_path=tree, sglang_source=OLD_SGLANG, script_path=script)
+    options = CheckOptions(catalog_path=tree, sglang_source=OLD_SGLANG_WHEEL, script_path=script)
     report = check_script_bytes(script.read_bytes(), options)
     sglang = next(v for v in report.summary["versions"] if v["layer"] == "sglang")
     assert sglang["origin"].startswith("your SGLang source") and sglang["version"].startswith("v0.5")
     unknown = [f for f in report.findings if f.code == "ARG001" and f.flag and f.flag.startswith("--sglang-")]
     assert all(f.severity.value == "error" for f in unknown)  # read from the real SGLang: no doubt left
+
+
+MEGATRON_ARGS = '''import argparse
+
+
+def _add_optional_args(parser):
+    try:
+        from megatron.core.extensions.kitchen import Provider
+        have_it = True
+    except ImportError:
+        have_it = False
+    if have_it:
+        parser.add_argument("--kitchen-recipe", type=int, default=None)
+        return parser
+    else:
+        return parser
+
+
+def _add_size_args(parser):
+    parser.add_argument("--num-layers", type=int, default=None)
+    parser.add_argument("--hidden-size", type=int, default=None)
+    parser.add_argument("--num-attention-heads", type=int, default=None)
+    parser.add_argument("--global-batch-size", type=int, default=None)
+    return parser
+
+
+def parse_args(extra_args_provider=None, ignore_unknown_args=False):
+    parser = argparse.ArgumentParser(description="Megatron-LM Arguments", allow_abbrev=False)
+    parser = _add_optional_args(parser)
+    parser = _add_size_args(parser)
+    if extra_args_provider is not None:
+        parser = extra_args_provider(parser)
+    args, _ = parser.parse_known_args()
+    return args
+'''
+
+
+def test_an_older_megatron_source_is_read_through_slimes_re_exported_parse_args(tmp_path):
+    """Megatron core_v0.14-style helpers return the parser from both sides of an if on an optional import."""
+    tree = old_tree(tmp_path / "slime")
+    megatron = tmp_path / "Megatron-LM"
+    write(megatron, "megatron/training/arguments.py", MEGATRON_ARGS)
+    write(megatron, "megatron/core/package_info.py", "MAJOR = 0\nMINOR = 14\nPATCH = 0\n")
+    catalog = versions.checkout_catalog(versions.UserSources(slime=tree, megatron=megatron),
+                                        store_dir=tmp_path / "store")
+    assert catalog.version_of("megatron").version == "core_v0.14.0"
+    assert catalog.lookup("--hidden-size").owner == "megatron" and catalog.lookup("--kitchen-recipe") is not None
+    assert catalog.lookup("--use-slime-router").owner == "slime"  # slime's provider ran after both helpers
+    assert "--lr" not in {o for f in catalog.flags for o in f.option_strings if f.owner == "megatron"}

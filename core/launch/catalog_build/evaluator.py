@@ -468,16 +468,21 @@ class Evaluator:
             self.run_block(stmt.body if _truthy(test) else stmt.orelse, env, module)
             return
         text = ast.unparse(stmt.test)
+        returned: list[Any] = []
         for branch, label in ((stmt.body, f"only when `{text}`"), (stmt.orelse, f"only when not `{text}`")):
             if not branch:
                 continue
             self.conditions.append(label)
             try:
                 self.run_block(branch, env, module)
-            except ReturnSignal:
-                pass
+            except ReturnSignal as ret:
+                returned.append(ret.value)
             finally:
                 self.conditions.pop()
+        # Both ways return the same parser (`if have_x: ...; return parser` / `else: return parser`): so does the
+        # function, whichever way the unknown test goes.
+        if len(returned) == 2 and returned[0] is returned[1] and isinstance(returned[0], ParserModel):
+            raise ReturnSignal(returned[0])
 
     def assign(self, target: ast.expr, value: Any, env: dict[str, Any], module: SourceFile, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
