@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +75,7 @@ def package_of(checkout: Path) -> str:
     try:
         if (checkout / SLIME_ARGS).is_file():
             return "slime"
-        entries = sorted(checkout.iterdir())[:MAX_TOP_LEVEL_ENTRIES] if checkout.is_dir() else []
+        entries = sorted(itertools.islice(checkout.iterdir(), MAX_TOP_LEVEL_ENTRIES)) if checkout.is_dir() else []
     except OSError:
         return "slime"
     for entry in entries:
