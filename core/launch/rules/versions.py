@@ -206,16 +206,18 @@ def version_findings(ctx: Any, findings: list[Finding], gate: CodeGate | None) -
         layer = _layer_in_doubt(f, ctx, differs)
         if layer is not None:
             v = differs[layer]
+            runs = f"runs {v.runs}" if not v.runs.startswith("a ") else "may run another version"
             f = f.model_copy(update={"severity": WARN, "message": (
                 f"{f.message} Not certain: the catalog has {_NAME[layer]} {v.version} ({v.origin}), but your "
-                f"environment runs {v.runs} ({v.runs_origin}).")})
+                f"environment {runs} ({v.runs_origin}).")})
             softened.setdefault(layer, []).append(f.flag or "")
         out.append(f)
     for layer, v in differs.items():
         flags = softened.get(layer, [])
         shown = ", ".join(sorted(set(flags))[:6])
-        out.append(finding("VER001", f"Your checkout builds with {_NAME[layer]} {v.runs} ({v.runs_origin}), but the "
-                           f"{_NAME[layer]} flags were read from {v.version} ({v.origin})"
+        said = (f"Your checkout does not say which {_NAME[layer]} it builds with ({v.runs_origin})"
+                if v.runs.startswith("a ") else f"Your checkout builds with {_NAME[layer]} {v.runs} ({v.runs_origin})")
+        out.append(finding("VER001", f"{said}, but the {_NAME[layer]} flags were read from {v.version} ({v.origin})"
                            + (f"; {len(flags)} finding(s) about {shown} are warnings, not errors." if flags else
                               "; flags of that layer may differ."),
                            severity=WARN if flags else INFO, fix=f"point the checker at the real one with {_HOW[layer]}"))
