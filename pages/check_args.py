@@ -3,6 +3,8 @@ Megatron and SGLang would refuse, before anything reaches the cluster. The scrip
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
@@ -14,16 +16,20 @@ from core.knowledge.cards import get_card
 from core.launch.check import CheckOptions, CheckReport, check_launch_script, check_script_bytes
 from core.launch.script import MAX_SCRIPT_CHARS
 from core.memory.profile import MAX_GPUS
-from core.paths import PathRefused, resolve_allowed
 from core.pins import SLIME_SHORT
 from ui.common import (
     CHECKOUT_KEY,
+    MEGATRON_KEY,
+    SGLANG_KEY,
     ensure_app_frame,
+    get_store,
+    own_source,
     plain,
     profile_caption,
     profile_or_guest,
     remember_launch_keys,
     show_findings,
+    versions_caption,
 )
 from ui.memory import PageMemory
 
@@ -33,26 +39,47 @@ PASTE, UPLOAD = "Paste", "Upload a file"
 AUTO = "from the script"
 
 
-def checkout_path() -> tuple[object | None, bool]:
-    """The user's slime checkout, if they named one the app may read; (path or None, refused?)."""
-    with st.expander("Check against my own slime checkout (optional)"):
+def own_versions() -> tuple[Path | None, Path | None, Path | None, bool]:
+    """The user's slime checkout and SGLang / Megatron sources, if they named ones the app may read;
+    (slime, sglang, megatron, refused?). Remembered in the profile when asked."""
+    with st.expander("Check against my own versions (optional)", expanded=bool(profile.slime_checkout)):
         st.caption(f"By default flags are checked against slime {SLIME_SHORT} and the Megatron / SGLang versions "
-                   "it pins. A directory on this machine is read (never changed) only inside the roots the app "
-                   "may read.")
-        raw = memory.widget(st.text_input, "slime checkout directory", "checkout", "", placeholder="/path/to/slime")
-    st.session_state.pop(CHECKOUT_KEY, None)  # set again below only for a usable checkout
-    if not raw.strip():
-        return None, False
-    try:
-        allowed = resolve_allowed(raw, want="dir")
-    except PathRefused as exc:
-        st.error(plain(str(exc)))
-        return None, True
-    if not (allowed.path / "slime" / "utils" / "arguments.py").is_file():
-        st.error(plain(f"{allowed.path} is not a slime checkout: it has no slime/utils/arguments.py."))
-        return None, True
-    st.session_state[CHECKOUT_KEY] = str(allowed.path)
-    return allowed.path, False
+                   "it pins. Name your own slime checkout (any commit, or a fork that keeps slime's layout) and, if "
+                   "you have them, the SGLang and Megatron you run: they are read (never changed or run) only inside "
+                   "the roots the app may read. Without the last two, the checkout's docker files say which ones "
+                   "it builds with.")
+        raw = memory.widget(st.text_input, "slime checkout directory", "checkout", profile.slime_checkout or "",
+                            placeholder="/path/to/slime")
+        c1, c2 = st.columns(2)
+        raw_sglang = memory.widget(c1.text_input, "SGLang (installed sglang package or checkout)", "sglang_source",
+                                   profile.sglang_source or "", placeholder="/usr/lib/python3/site-packages/sglang")
+        raw_megatron = memory.widget(c2.text_input, "Megatron-LM checkout", "megatron_source",
+                                     profile.megatron_source or "", placeholder="/root/Megatron-LM")
+        remember = st.button("Remember these in my profile", key="ca_remember_versions")
+    for key in (CHECKOUT_KEY, SGLANG_KEY, MEGATRON_KEY):
+        st.session_state.pop(key, None)  # set again below only for usable directories
+    found: dict[str, Path | None] = {}
+    refused = False
+    for kind, text in (("slime", raw), ("sglang", raw_sglang), ("megatron", raw_megatron)):
+        path, problem = own_source(text, kind)
+        if problem:
+            st.error(plain(problem))
+            refused = True
+        found[kind] = path
+    if found["slime"] is None and (found["sglang"] or found["megatron"]):
+        st.error("An SGLang or Megatron source is used together with your slime checkout: name the checkout too.")
+        refused = True
+    if refused:
+        return None, None, None, True
+    for key, kind in ((CHECKOUT_KEY, "slime"), (SGLANG_KEY, "sglang"), (MEGATRON_KEY, "megatron")):
+        if found[kind] is not None:
+            st.session_state[key] = str(found[kind])
+    if remember:
+        get_store().update_profile(profile.name, slime_checkout=raw.strip() or None,
+                                   sglang_source=raw_sglang.strip() or None,
+                                   megatron_source=raw_megatron.strip() or None)
+        st.success("Saved in your profile: the other pages follow these versions.")
+    return found["slime"], found["sglang"], found["megatron"], False
 
 
 def read_input() -> tuple[str | None, bytes | None]:
@@ -183,12 +210,12 @@ gpus = memory.widget(c1.number_input, "GPUs you have (from your profile)", "gpus
 entry_choice = memory.widget(c2.selectbox, "Entry for a bare argument list", "entry", AUTO,
                              options=(AUTO, "train.py", "train_async.py"),
                              help="A script names its own entry (python3 train.py ...); a pasted flag list does not.")
-checkout, refused = checkout_path()
+checkout, sglang_source, megatron_source, refused = own_versions()
 
 report: CheckReport | None = None
 if (text is not None or data is not None) and not refused:
     options = CheckOptions(gpus=int(gpus), entry=None if entry_choice == AUTO else entry_choice,
-                           catalog_path=checkout)
+                           catalog_path=checkout, sglang_source=sglang_source, megatron_source=megatron_source)
     with st.spinner("Checking"):
         report = check_launch_script(text, options) if text is not None else check_script_bytes(data, options)
 
@@ -205,6 +232,12 @@ if report is not None:
     else:
         st.error("slime would stop, or silently do something else, because of the errors below.",
                  icon=":material/error:")
+    versions_caption(s.get("versions") or [])
+    if s.get("pieces"):
+        with st.expander("How your checkout's parser was read"):
+            for piece in s["pieces"]:
+                effect = f" ({piece['effect']})" if piece.get("effect") else ""
+                st.write(plain(f"{piece['name']}: {piece['status']}. {piece['detail']}{effect}"))
     show_findings(report.findings, key_prefix="ca_findings")
     categories_table(report)
     st.download_button("Download the report (JSON)", dumps(report_json(report)), file_name="check-args.json",

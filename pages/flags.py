@@ -4,16 +4,14 @@ core.knowledge.flags. Follows the user's own checkout when one was given on the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
-from core.knowledge.flags import FlagRow, checkout_flag_rows, filter_rows, flag_rows, load_flag_reference
+from core.knowledge.flags import FlagRow, checkout_flag_view, filter_rows, flag_rows, load_flag_reference
 from core.knowledge.search import get_index
 from core.launch import load_catalog
 from core.pins import SLIME_SHORT
-from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
+from ui.common import cited, ensure_app_frame, own_sources, plain, versions_caption
 
 ensure_app_frame()
 
@@ -41,15 +39,15 @@ def bundled_rows() -> list[FlagRow]:
     return flag_rows(load_catalog(), load_flag_reference())
 
 
-checkout = st.session_state.get(CHECKOUT_KEY)
+checkout, sglang_source, megatron_source = own_sources()
 if checkout:
     with st.spinner("Reading your checkout"):
-        rows, reference, problems = checkout_flag_rows(Path(checkout))
+        rows, reference, problems, versions = checkout_flag_view(checkout, sglang_source, megatron_source)
     for problem in problems:
         st.warning(plain(problem))
-    st.caption(f"Following your slime checkout {plain(checkout)} (set on the launch-script checker): its flags, "
-               f"help texts and its {reference.scripts_read} launch scripts. Megatron, SGLang and router facts "
-               "stay at the versions slime pins.")
+    st.caption(f"Following your slime checkout {plain(str(checkout))} (set on the launch-script checker or your "
+               f"profile): its flags, help texts and its {reference.scripts_read} launch scripts.")
+    versions_caption(versions)
 else:
     rows, reference = bundled_rows(), load_flag_reference()
     st.caption(f"{len(rows):,} flags at slime {SLIME_SHORT} and the Megatron-LM, SGLang and router versions it "

@@ -3,9 +3,20 @@
 import streamlit as st
 
 from core.memory.onboarding import build_profile
-from ui.common import ensure_app_frame, get_store, plain, require_profile
+from ui.common import (
+    CHECKOUT_KEY,
+    MEGATRON_KEY,
+    SGLANG_KEY,
+    ensure_app_frame,
+    get_store,
+    own_source,
+    plain,
+    require_profile,
+)
 
 ensure_app_frame()
+
+OWN_VERSIONS = {"slime_checkout", "sglang_source", "megatron_source"}
 
 st.title("Profile")
 store = get_store()
@@ -32,13 +43,49 @@ if saved:
         for msg in result.errors.values():
             st.error(plain(msg))
     else:
-        new = result.profile.model_dump()
+        new = result.profile.model_dump(exclude=OWN_VERSIONS)  # saved by their own form below
         changed = {k: v for k, v in new.items() if v != getattr(current, k)}
         if changed:
             store.update_profile(current.name, **changed)
             st.success(f"Saved: {', '.join(sorted(changed))}.")
         else:
             st.info("Nothing changed.")
+
+st.subheader("Your own versions (optional)")
+st.caption("Most runs use the slime and SGLang of the image they started from, not the commits this app pins. Name "
+           "your slime checkout (and, if you have them, your SGLang and Megatron) once: the launch-script checker, "
+           "the flag reference and the error search then judge by that code. Directories are only read, never "
+           "changed or run. The command line takes the same paths (--slime-checkout, --sglang-source, "
+           "--megatron-source) or the SLIME_ASSISTANT_SLIME_CHECKOUT, SLIME_ASSISTANT_SGLANG_SOURCE and "
+           "SLIME_ASSISTANT_MEGATRON_SOURCE environment variables.")
+with st.form("profile_versions"):
+    own_slime = st.text_input("slime checkout", value=current.slime_checkout or "", key="prof_slime_checkout",
+                              placeholder="/path/to/slime")
+    v1, v2 = st.columns(2)
+    own_sglang = v1.text_input("SGLang (installed sglang package or checkout)", value=current.sglang_source or "",
+                               key="prof_sglang_source")
+    own_megatron = v2.text_input("Megatron-LM checkout", value=current.megatron_source or "",
+                                 key="prof_megatron_source")
+    saved_versions = st.form_submit_button("Save my versions")
+if saved_versions:
+    problems = [problem for raw, kind in ((own_slime, "slime"), (own_sglang, "sglang"), (own_megatron, "megatron"))
+                for _, problem in [own_source(raw, kind)] if problem]
+    if not own_slime.strip() and (own_sglang.strip() or own_megatron.strip()):
+        problems.append("An SGLang or Megatron source is used together with your slime checkout: name the checkout too.")
+    for problem in problems:
+        st.error(plain(problem))
+    if not problems:
+        store.update_profile(current.name, slime_checkout=own_slime.strip() or None,
+                             sglang_source=own_sglang.strip() or None, megatron_source=own_megatron.strip() or None)
+        for key in (CHECKOUT_KEY, SGLANG_KEY, MEGATRON_KEY):
+            st.session_state.pop(key, None)
+        for key, kind, raw in ((CHECKOUT_KEY, "slime", own_slime), (SGLANG_KEY, "sglang", own_sglang),
+                               (MEGATRON_KEY, "megatron", own_megatron)):
+            path, _ = own_source(raw, kind)
+            if path is not None:
+                st.session_state[key] = str(path)
+        st.success("Saved: the checker, the flag reference and the error search follow these versions."
+                   if own_slime.strip() else "Saved: the pages use the versions this app pins.")
 
 st.subheader("Another profile")
 with st.form("profile_new"):
@@ -53,7 +100,8 @@ if copy:
     elif result.profile.name in names:
         st.error(f"A profile named {plain(result.profile.name)} exists already.")
     else:
-        saved = store.create_profile(result.profile)
+        saved = store.create_profile(result.profile.model_copy(
+            update={k: getattr(current, k) for k in OWN_VERSIONS}))
         store.set_active(saved.name)
         st.rerun()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import core.launch.check as ac
+import core.launch.versions as versions
 from core.knowledge.cards import SOURCE_RE
 from core.launch import rules
 from core.launch.check import (
@@ -477,7 +478,7 @@ def small_checkout(root: Path, arguments: str | bytes) -> Path:
 @pytest.mark.parametrize(("arguments", "reason"), [
     ("def broken(:\n", "slime/utils/arguments.py:1 is not valid Python"),
     (b"import argparse\n\0\n", "slime/utils/arguments.py is not valid Python"),
-    ("VERSION = 1\n", "does not define a function _pre_parse_mode"),
+    ("VERSION = 1\n", "does not define a function get_slime_extra_args_provider"),
     (PRE_PARSE_ONLY, "does not define a function get_slime_extra_args_provider"),
     (PRE_PARSE_ONLY + "\n\ndef get_slime_extra_args_provider(x=None):\n    items = [0] * 10 ** 4\n"
      "    for a in items:\n        for b in items:\n            x = b\n",
@@ -485,7 +486,7 @@ def small_checkout(root: Path, arguments: str | bytes) -> Path:
 ], ids=["syntax-error", "nul-byte", "no-pre-parse-mode", "no-provider", "endless-provider"])
 def test_a_checkout_not_shaped_like_upstream_falls_back_with_a_warning_naming_the_problem(
         tmp_path, monkeypatch, arguments, reason):
-    monkeypatch.setattr(ac, "_CHECKOUT_CACHE", {})
+    monkeypatch.setattr(versions, "_MEMORY", {})
     checkout = small_checkout(tmp_path / "my-slime", arguments)
     report = check_arg_list(BASE, CheckOptions(catalog_path=checkout))
     warnings = [f for f in report.findings if "could not be used" in f.message]
@@ -497,19 +498,22 @@ def test_a_checkout_not_shaped_like_upstream_falls_back_with_a_warning_naming_th
 def test_a_failed_checkout_build_is_remembered_until_its_files_change(tmp_path, monkeypatch):
     from core.launch.catalog import CatalogError
 
-    monkeypatch.setattr(ac, "_CHECKOUT_CACHE", {})
+    monkeypatch.setattr(versions, "_MEMORY", {})
     calls = []
 
-    def failing_build(path: Path):
-        calls.append(path)
+    def failing_build(sources):
+        calls.append(sources)
         raise CatalogError("slime/utils/arguments.py:3 is not valid Python (invalid syntax).")
 
+    monkeypatch.setattr(versions, "build_user_catalog", failing_build)
+    checkout = small_checkout(tmp_path / "co", "x = 1\n")
     for _ in range(2):
         with pytest.raises(CatalogError, match="not valid Python"):
-            ac._cached_checkout_catalog(str(tmp_path), (1.0, 0.0), failing_build)
+            versions.checkout_catalog(versions.UserSources(slime=checkout))
     assert len(calls) == 1
+    (checkout / "slime" / "utils" / "arguments.py").write_text("x = 22\n")
     with pytest.raises(CatalogError):
-        ac._cached_checkout_catalog(str(tmp_path), (2.0, 0.0), failing_build)
+        versions.checkout_catalog(versions.UserSources(slime=checkout))
     assert len(calls) == 2
 
 

@@ -47,7 +47,9 @@ def test_usage_problems_exit_2(capsys, argv):
 def test_json_has_the_documented_shape(capsys):
     rc, out, _ = run_cli(capsys, str(FIXTURES / "typo_and_batch.sh"), "--format", "json")
     doc = json.loads(out)
-    assert rc == 1 and set(doc) == {"findings", "categories", "summary"}
+    assert rc == 1 and set(doc) == {"findings", "categories", "versions", "summary"}
+    assert [v["layer"] for v in doc["versions"]] == ["slime", "megatron", "sglang"]
+    assert all(v["origin"] == "bundled pin" and not v["differs"] for v in doc["versions"])
     assert all(list(f) == ["code", "severity", "message", "line", "flag", "fix", "source"] for f in doc["findings"])
     assert {f["severity"] for f in doc["findings"]} <= {"error", "warning", "info"}
     assert doc["categories"]["--n-sample-per-prompt"] == "unknown" and doc["categories"]["--colocate"] == "slime"
@@ -121,9 +123,9 @@ def test_gpus_limit_is_the_profile_limit(capsys):
 
 
 def test_a_broken_checkout_is_a_warning_and_the_bundled_catalog_is_used(capsys, tmp_path, monkeypatch):
-    import core.launch.check as ac
+    import core.launch.versions as versions
 
-    monkeypatch.setattr(ac, "_CHECKOUT_CACHE", {})
+    monkeypatch.setattr(versions, "_MEMORY", {})
     arguments = tmp_path / "slime" / "utils" / "arguments.py"
     arguments.parent.mkdir(parents=True)
     arguments.write_bytes(b"def _pre_parse_mode(:\n")

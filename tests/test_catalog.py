@@ -585,8 +585,8 @@ def small_checkout(root: Path, arguments: str | bytes) -> Path:
 @pytest.mark.parametrize(("arguments", "message"), [
     ("def broken(:\n", r"slime/utils/arguments\.py:1 is not valid Python"),
     (b"import argparse\n\0\n", r"slime/utils/arguments\.py is not valid Python"),
-    ("import argparse\n", "does not define a function _pre_parse_mode"),
-    ("_pre_parse_mode = 3\n", "does not define a function _pre_parse_mode"),
+    ("import argparse\n", "does not define a function get_slime_extra_args_provider"),
+    ("_pre_parse_mode = 3\n", "does not define a function get_slime_extra_args_provider"),
     (SMALL_ARGUMENTS.replace("def get_slime_extra_args_provider", "def renamed").format(body="        pass"),
      "does not define a function get_slime_extra_args_provider"),
     (with_body("parser.add_argument()"), r"shaped unlike upstream slime \(IndexError"),
@@ -594,7 +594,7 @@ def small_checkout(root: Path, arguments: str | bytes) -> Path:
      "stopped after 300,000 steps"),
     (with_body("def grow(p):", "    grow(p)", "    grow(p)", "grow(parser)"), "stopped after 300,000 steps"),
     (with_body("parser.add_argument('--deep', default=" + "+".join(["1"] * 50_000) + ")"), "too deeply"),
-], ids=["syntax-error", "nul-byte", "no-pre-parse-mode", "pre-parse-mode-not-a-function", "no-provider",
+], ids=["syntax-error", "nul-byte", "no-parser-at-all", "pre-parse-mode-not-a-function", "no-provider",
         "add-argument-without-names", "endless-loop", "exponential-recursion", "deep-expression"])
 def test_a_checkout_not_shaped_like_upstream_raises_catalog_error(tmp_path, arguments, message):
     with pytest.raises(CatalogError, match=message):

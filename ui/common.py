@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from urllib.parse import quote
 
 import streamlit as st
@@ -12,10 +13,14 @@ from core.findings import Finding, Severity, count_by_severity
 from core.knowledge.cards import get_card
 from core.memory.profile import Profile, SavedLaunchKeys
 from core.memory.store import Store
+from core.paths import PathRefused, resolve_allowed
 from core.pins import source_url
 
 FRAME_KEY = "_slime_assistant_frame"
 CHECKOUT_KEY = "slime_checkout"  # the user's slime checkout, set on the launch-script checker, followed elsewhere
+SGLANG_KEY = "sglang_source"  # the user's SGLang (installed package or checkout), with the checkout
+MEGATRON_KEY = "megatron_source"  # the user's Megatron-LM checkout, with the checkout
+_SOURCES_SEEDED = "_own_versions_seeded"
 ASK_PAGE = "pages/ask.py"
 
 
@@ -32,6 +37,7 @@ def ensure_app_frame() -> None:
     page alone, with a navigation of raw file names. Hand over to the entry script, keeping the URL.
     """
     if st.session_state.get(FRAME_KEY):
+        seed_own_versions()
         return
     from streamlit.runtime.pages_manager import PagesManager
 
@@ -59,6 +65,74 @@ def show_store_notices(*, new_warnings_only: bool = False) -> None:
         elif notice.message not in shown:
             shown.add(notice.message)
             st.warning(plain(notice.message), icon=":material/warning:")
+
+
+def own_source(raw: str | None, kind: str) -> tuple[Path | None, str | None]:
+    """A directory the user named as their slime checkout, SGLang or Megatron source (`kind`): the path when
+    the app may read it and it is one, else (None, why not). Blank text is (None, None)."""
+    from core.launch.versions import SourceError, megatron_root, sglang_root, slime_problem
+
+    if not raw or not raw.strip():
+        return None, None
+    try:
+        path = resolve_allowed(raw, want="dir").path
+    except PathRefused as exc:
+        return None, str(exc)
+    if kind == "slime":
+        problem = slime_problem(path)
+        return (None, problem) if problem else (path, None)
+    try:
+        (sglang_root if kind == "sglang" else megatron_root)(path)
+    except SourceError as exc:
+        return None, str(exc)
+    return path, None
+
+
+def seed_own_versions() -> None:
+    """Once per browser session, follow the profile's own versions (checkout, SGLang, Megatron) on every page."""
+    if st.session_state.get(_SOURCES_SEEDED):
+        return
+    st.session_state[_SOURCES_SEEDED] = True
+    try:
+        profile = active_profile()
+    except Exception:  # noqa: BLE001 - an unreadable store is reported by the pages themselves
+        return
+    if profile is None:
+        return
+    for key, kind, raw in ((CHECKOUT_KEY, "slime", profile.slime_checkout),
+                           (SGLANG_KEY, "sglang", profile.sglang_source),
+                           (MEGATRON_KEY, "megatron", profile.megatron_source)):
+        path, _ = own_source(raw, kind)
+        if path is not None and key not in st.session_state:
+            st.session_state[key] = str(path)
+
+
+def own_sources() -> tuple[Path | None, Path | None, Path | None]:
+    """The slime checkout, SGLang and Megatron sources the pages follow (set on the checker or the profile)."""
+    def get(key: str) -> Path | None:
+        value = st.session_state.get(key)
+        return Path(value) if value else None
+
+    slime = get(CHECKOUT_KEY)
+    return slime, get(SGLANG_KEY) if slime else None, get(MEGATRON_KEY) if slime else None
+
+
+def own_model_scripts() -> tuple | None:
+    """The model scripts of the checkout the pages follow (for `match_model(name, own_model_scripts())`), or
+    None for the ones slime ships at the pin."""
+    from core.launch.versions import checkout_model_scripts
+
+    slime, _, _ = own_sources()
+    return (checkout_model_scripts(slime) or None) if slime is not None else None
+
+
+def versions_caption(versions: list[dict]) -> None:
+    """The versions a report was checked against, each with where it came from."""
+    from core.launch.versions import versions_line
+
+    line = versions_line(versions)
+    if line:
+        st.caption(plain(line[0].upper() + line[1:]))
 
 
 def active_profile() -> Profile | None:

@@ -10,6 +10,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.knowledge.errors import ErrorMatch
 
 EXIT_FOUND, EXIT_NONE, EXIT_USAGE = 0, 1, 2
 MAX_LIMIT = 200
@@ -32,8 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--kind", action="append", choices=KIND_CHOICES, help="only results of this kind "
                         "(repeatable)")
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
-    parser.add_argument("--slime-checkout", type=Path, default=None, metavar="DIR",
-                        help="your slime checkout: known bugs shown say whether it has the fix")
+    parser.add_argument("--slime-checkout", default=None, metavar="DIR",
+                        help="your slime checkout: a pasted error is also matched against its own lines, and known "
+                        "bugs shown say whether it has the fix (default: $SLIME_ASSISTANT_SLIME_CHECKOUT)")
     parser.set_defaults(func=run_ask, extra_words=[])
 
 
@@ -57,15 +62,16 @@ def run_ask(args: argparse.Namespace) -> int:
     if not query.strip():
         print("ask: give something to look up (a flag, a rule code, an error message or words)", file=sys.stderr)
         return EXIT_USAGE
-    checkout = getattr(args, "slime_checkout", None)
-    if checkout is not None and not (checkout / "slime" / "utils" / "arguments.py").is_file():
-        print(f"ask: {checkout} is not a slime checkout (no slime/utils/arguments.py)", file=sys.stderr)
+    checkout, problem = _checkout(getattr(args, "slime_checkout", None))
+    if problem:
+        print(f"ask: {problem}", file=sys.stderr)
         return EXIT_USAGE
     from core.knowledge.search import get_index
 
     index = get_index()
     answer = index.ask(query, limit=args.limit, kinds=set(args.kind) if args.kind else None)
     results = answer.results
+    in_checkout = _checkout_matches(query, checkout) if checkout and (not args.kind or "error" in args.kind) else []
     if args.output_format == "json":
         out = answer.public()
         if checkout is not None:
@@ -73,11 +79,47 @@ def run_ask(args: argparse.Namespace) -> int:
             for item in out["results"]:
                 if item["id"] in fixes and item["kind"] == "bug":
                     item["checkout_has_fix"] = fixes[item["id"]][0]
+            out["checkout"] = {"path": str(checkout), "errors": [
+                {"exception": m.entry.exception, "message": m.entry.template, "source": f"{m.entry.path}:{m.entry.line}",
+                 "function": m.entry.function, "condition": m.entry.condition, "matched": m.how} for m in in_checkout]}
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        print(render_text(index, answer, query, checkout) if results else "Nothing found. Try a flag name, a rule "
-              "code or fewer words.")
-    return EXIT_FOUND if results else EXIT_NONE
+        if in_checkout:
+            print(render_checkout(checkout, in_checkout) + ("\n" if results else ""))
+        if results:
+            print(render_text(index, answer, query, checkout))
+        elif not in_checkout:
+            print("Nothing found. Try a flag name, a rule code or fewer words.")
+    return EXIT_FOUND if results or in_checkout else EXIT_NONE
+
+
+def _checkout(given: str | None) -> tuple[Path | None, str | None]:
+    """The slime checkout to match errors against: the option, else $SLIME_ASSISTANT_SLIME_CHECKOUT."""
+    from core.launch.versions import slime_problem, sources_from_env
+
+    sources = sources_from_env(slime=given)
+    if sources.slime is None:
+        return None, None
+    return sources.slime, slime_problem(sources.slime)
+
+
+def _checkout_matches(query: str, checkout: Path) -> list[ErrorMatch]:
+    from core.knowledge.errors import checkout_error_index, match_error
+
+    return match_error(query, checkout_error_index(checkout), limit=5)
+
+
+def render_checkout(checkout: Path, matches: list[ErrorMatch]) -> str:
+    """Where the pasted error comes from in the user's own checkout (their lines, not the pin's)."""
+    lines = [f"In your slime checkout {checkout}:"]
+    for m in matches:
+        e = m.entry
+        lines.append(f"  {e.exception}: {e.template}")
+        lines.append(f"      at {e.path}:{e.line} in {e.function}" + (f"  (your traceback's line {m.frame})"
+                                                                     if m.how == "traceback-line" and m.frame else ""))
+        if e.condition:
+            lines.append(f"      {'stops unless' if e.kind == 'assert' else 'raised when'}: {e.condition}")
+    return "\n".join(lines)
 
 
 HOW = {"message": "every fixed word of the final exception's message, in order",

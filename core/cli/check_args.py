@@ -38,7 +38,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="the entry point, for a bare argument list (a script names its own)")
     parser.add_argument("--gpus", type=int, default=None, metavar="N", help="GPUs you have, to check the layout")
     parser.add_argument("--slime-checkout", type=Path, default=None, metavar="DIR",
-                        help="check against this slime checkout instead of the bundled catalog")
+                        help="check against this slime checkout (any commit, or a fork with slime's layout) instead "
+                        "of the bundled catalog; default: $SLIME_ASSISTANT_SLIME_CHECKOUT")
+    parser.add_argument("--sglang-source", type=Path, default=None, metavar="DIR",
+                        help="the SGLang you run (an installed sglang package directory or a checkout): its flags "
+                        "are read from there; needs --slime-checkout; default: $SLIME_ASSISTANT_SGLANG_SOURCE")
+    parser.add_argument("--megatron-source", type=Path, default=None, metavar="DIR",
+                        help="the Megatron-LM checkout you run: its flags are read from there; needs "
+                        "--slime-checkout; default: $SLIME_ASSISTANT_MEGATRON_SOURCE")
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
     parser.add_argument("--list-rules", action="store_true", help="print every finding code and exit")
     parser.set_defaults(func=run_check_args)
@@ -58,16 +65,41 @@ def run_check_args(args: argparse.Namespace) -> int:
     if args.gpus is not None and not 1 <= args.gpus <= MAX_GPUS:
         say(f"check-args: --gpus must be between 1 and {MAX_GPUS}, not {args.gpus}")
         return EXIT_USAGE
-    checkout = args.slime_checkout
-    if checkout is not None and not (checkout / "slime" / "utils" / "arguments.py").is_file():
-        say(f"check-args: {checkout} is not a slime checkout (no slime/utils/arguments.py)")
+    problem = _sources_problem(args)
+    if problem:
+        say(f"check-args: {problem}")
         return EXIT_USAGE
+    checkout = args.slime_checkout
     if len(args.path) == 1:
         return _check_one(args, args.path[0], checkout)
     if "-" in args.path:
         say("check-args: standard input (-) can only be checked alone")
         return EXIT_USAGE
     return _check_many(args, checkout)
+
+
+def _sources_problem(args: argparse.Namespace) -> str | None:
+    """Fill the user's sources from the environment, and say why one is unusable (None when all are fine)."""
+    from core.launch.versions import SourceError, megatron_root, sglang_root, slime_problem, sources_from_env
+
+    sources = sources_from_env(slime=args.slime_checkout, sglang=args.sglang_source, megatron=args.megatron_source)
+    args.slime_checkout, args.sglang_source, args.megatron_source = sources.slime, sources.sglang, sources.megatron
+    if sources.slime is None:
+        if sources.sglang is not None or sources.megatron is not None:
+            return ("--sglang-source and --megatron-source need --slime-checkout (or SLIME_ASSISTANT_SLIME_CHECKOUT): "
+                    "the flags slime passes on to SGLang and Megatron are decided by slime's own code")
+        return None
+    problem = slime_problem(sources.slime)
+    if problem:
+        return problem
+    try:
+        if sources.sglang is not None:
+            sglang_root(sources.sglang)
+        if sources.megatron is not None:
+            megatron_root(sources.megatron)
+    except SourceError as exc:
+        return str(exc)
+    return None
 
 
 def _check_one(args: argparse.Namespace, path: str, checkout: Path | None) -> int:
@@ -107,7 +139,9 @@ def _checked(args: argparse.Namespace, path: str, checkout: Path | None) -> Chec
     if data is None:
         return None
     script_path = None if path == "-" else Path(path)
-    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout, script_path=script_path)
+    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout, script_path=script_path,
+                           sglang_source=getattr(args, "sglang_source", None),
+                           megatron_source=getattr(args, "megatron_source", None))
     return check_script_bytes(data, options)
 
 
@@ -153,7 +187,7 @@ def _not_a_script_file(path: str, mode: int) -> str | None:
 def report_json(report: CheckReport) -> dict:
     """The JSON reporter: findings (fixed fields), categories (flag -> owner) and the summary."""
     return {"findings": findings_json(report.findings, JSON_FIELDS), "categories": report.categories,
-            "summary": report.summary}
+            "versions": report.summary.get("versions") or [], "summary": report.summary}
 
 
 def render_report_text(report: CheckReport) -> str:
@@ -171,8 +205,14 @@ def render_report_text(report: CheckReport) -> str:
     layout = s.get("gpu_layout")
     if layout and layout.get("total") is not None:
         lines.append(f"GPUs: {layout['total']} ({layout['mode']})")
+    from core.launch.versions import versions_line
+
+    versions = versions_line(s.get("versions") or [])
+    if versions:
+        lines.append(versions)
     lines.append(f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), {s.get('info', 0)} note(s)")
     return "\n".join(lines)
+
 
 
 def rules_json() -> list[dict]:

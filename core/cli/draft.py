@@ -8,12 +8,13 @@ stdout holds one JSON object instead (see `draft_json`), and stderr only usage p
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from pydantic import ValidationError
 
 from core.cli.output import say, shown, write_json, write_text
 from core.drafts.launch import Draft, DraftRequest, draft_launch_script
-from core.findings import count_by_severity, findings_json, render_text
+from core.findings import Finding, count_by_severity, findings_json, render_text
 from core.paths import PathRefused, expand_user, name_length_problem
 
 EXIT_READY = 0
@@ -47,6 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite --output/--summary if they exist")
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format",
                         help="json: print one object (script, configuration summary, findings) on stdout")
+    parser.add_argument("--slime-checkout", default=None, metavar="DIR",
+                        help="check the draft against this slime checkout (default: $SLIME_ASSISTANT_SLIME_CHECKOUT)")
+    parser.add_argument("--sglang-source", default=None, metavar="DIR",
+                        help="with --slime-checkout: your SGLang (default: $SLIME_ASSISTANT_SGLANG_SOURCE)")
+    parser.add_argument("--megatron-source", default=None, metavar="DIR",
+                        help="with --slime-checkout: your Megatron-LM (default: $SLIME_ASSISTANT_MEGATRON_SOURCE)")
     parser.set_defaults(func=handle_draft)
 
 
@@ -128,7 +135,11 @@ def handle_draft(args: argparse.Namespace) -> int:
     except ValueError as exc:
         say(f"slime-assistant draft: {exc}")
         return EXIT_USAGE
-    draft: Draft = draft_launch_script(request)
+    checker, problem = _own_checker(args)
+    if problem:
+        say(f"slime-assistant draft: {problem}")
+        return EXIT_USAGE
+    draft: Draft = draft_launch_script(request, checker=checker)
     as_json = getattr(args, "output_format", "text") == "json"
     if draft.findings and not as_json:
         say(render_text(draft.findings))
@@ -164,3 +175,25 @@ def draft_json(draft: Draft, output: str | None) -> dict:
         "script": draft.script or None, "summary_markdown": draft.summary_markdown or None,
         "findings": findings_json(draft.findings, JSON_FIELDS), "counts": count_by_severity(draft.findings),
     }
+
+
+def _own_checker(args: argparse.Namespace) -> tuple[Callable[[str, int], list[Finding] | None] | None, str | None]:
+    """The checker judging the draft by the user's own versions (options, else environment), or why not."""
+    from core.drafts.launch import checkout_checker
+    from core.launch.versions import SourceError, megatron_root, sglang_root, slime_problem, sources_from_env
+
+    sources = sources_from_env(slime=getattr(args, "slime_checkout", None), sglang=getattr(args, "sglang_source", None),
+                               megatron=getattr(args, "megatron_source", None))
+    if sources.slime is None:
+        return None, None
+    problem = slime_problem(sources.slime)
+    if problem:
+        return None, problem
+    try:
+        if sources.sglang is not None:
+            sglang_root(sources.sglang)
+        if sources.megatron is not None:
+            megatron_root(sources.megatron)
+    except SourceError as exc:
+        return None, str(exc)
+    return checkout_checker(sources.slime, sources.sglang, sources.megatron), None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
@@ -126,6 +127,24 @@ def run_launch_checker(script: str, gpus: int) -> list[Finding] | None:
 
     report = check_launch_script(script, CheckOptions(entry=None, gpus=gpus))
     return list(report.findings)
+
+
+def checkout_checker(slime: Path | None, sglang: Path | None = None,
+                     megatron: Path | None = None) -> Callable[[str, int], list[Finding] | None]:
+    """A checker for `draft_launch_script` that judges the draft by the user's own slime checkout (and their
+    SGLang / Megatron sources): a flag the draft uses that their slime lacks is then reported. Without a
+    checkout it is `run_launch_checker` (the pins)."""
+    if slime is None:
+        return run_launch_checker
+
+    def check(script: str, gpus: int) -> list[Finding] | None:
+        from core.launch import CheckOptions, check_launch_script
+
+        options = CheckOptions(entry=None, gpus=gpus, catalog_path=slime, sglang_source=sglang,
+                               megatron_source=megatron)
+        return list(check_launch_script(script, options).findings)
+
+    return check
 
 
 DRAFT_BATCH_CODES = {"DRF020", "DRF021"}

@@ -252,16 +252,20 @@ def launch_scripts(slime: Path) -> list[Path]:
     return found[:MAX_SCRIPTS]
 
 
-def script_usage(slime: Path, checkout_catalog: bool = False) -> tuple[int, dict[str, FlagUsage]]:
+def script_usage(slime: Path, checkout_catalog: bool = False, sglang: Path | None = None,
+                 megatron: Path | None = None) -> tuple[int, dict[str, FlagUsage]]:
     """(scripts read, per flag its usage) over a checkout's launch scripts, read statically (never run).
 
     Each script is read the way the launch-script checker reads it (sourced model scripts included); a flag
     counts once per script, with the value it ends up with (unresolved values are shown as written).
+    `sglang` and `megatron` are the user's own sources, used with the checkout's catalog.
     """
     from core.launch import CheckOptions, catalog_for, check_launch_script
 
-    options = CheckOptions(catalog_path=Path(slime) if checkout_catalog else None)
-    catalog, _ = catalog_for(options.catalog_path)
+    options = CheckOptions(catalog_path=Path(slime) if checkout_catalog else None,
+                           sglang_source=sglang if checkout_catalog else None,
+                           megatron_source=megatron if checkout_catalog else None)
+    catalog, _ = catalog_for(options.catalog_path, options.sglang_source, options.megatron_source)
     scripts = launch_scripts(slime)
     counts: dict[str, Counter[str]] = {}
     used_in: dict[str, list[str]] = {}
@@ -303,12 +307,13 @@ def load_flag_reference(path: Path = REFERENCE_PATH) -> FlagReference:
 
 
 @lru_cache(maxsize=2)
-def _checkout_reference(path_text: str, stamp: float) -> FlagReference:
+def _checkout_reference(path_text: str, stamp: float, sglang: Path | None = None,
+                        megatron: Path | None = None) -> FlagReference:
     from core.launch import catalog_for
 
     slime = Path(path_text)
-    catalog, _ = catalog_for(slime)
-    read, usage = script_usage(slime, checkout_catalog=True)
+    catalog, _ = catalog_for(slime, sglang, megatron)
+    read, usage = script_usage(slime, checkout_catalog=True, sglang=sglang, megatron=megatron)
     bundled = load_flag_reference()
     slime_flags = [f for f in catalog.flags if f.owner == "slime"] if catalog is not None else []
     helps = help_and_groups(slime_flags, {SLIME_SHORT: slime, **{f.source.rsplit("@", 1)[-1]: slime
@@ -322,23 +327,36 @@ def _checkout_reference(path_text: str, stamp: float) -> FlagReference:
     return FlagReference(commit="your checkout", scripts_read=read, flags=flags)
 
 
-def checkout_reference(slime: Path) -> FlagReference:
+def checkout_reference(slime: Path, sglang: Path | None = None, megatron: Path | None = None) -> FlagReference:
     """The reference for a user's own slime checkout: its catalog, its scripts' usage, its help texts."""
     try:
         stamp = (Path(slime) / "slime" / "utils" / "arguments.py").stat().st_mtime
     except OSError:
         stamp = 0.0
-    return _checkout_reference(str(Path(slime).resolve()), stamp)
+    return _checkout_reference(str(Path(slime).resolve()), stamp, sglang, megatron)
 
 
-def checkout_flag_rows(slime: Path) -> tuple[list[FlagRow], FlagReference, list[str]]:
-    """The flag reference of a user's checkout: its rows, the reference data, and the messages of any
-    problem reading it (the bundled catalog then stands in)."""
-    from core.launch import catalog_for
+def checkout_flag_rows(slime: Path, sglang: Path | None = None, megatron: Path | None = None
+                       ) -> tuple[list[FlagRow], FlagReference, list[str]]:
+    """The flag reference of a user's checkout (with their SGLang / Megatron sources when given): its rows,
+    the reference data, and the messages of any problem reading it (the bundled catalog then stands in)."""
+    rows, reference, problems, _ = checkout_flag_view(slime, sglang, megatron)
+    return rows, reference, problems
 
-    catalog, problems = catalog_for(Path(slime))
-    reference = checkout_reference(Path(slime))
-    return flag_rows(catalog, reference), reference, [p.message for p in problems]
+
+def checkout_flag_view(slime: Path, sglang: Path | None = None, megatron: Path | None = None
+                       ) -> tuple[list[FlagRow], FlagReference, list[str], list[dict]]:
+    """checkout_flag_rows plus the versions the flags were read from (as a report's summary holds them)."""
+    from core.launch import catalog_for, versions_of
+
+    catalog, problems = catalog_for(Path(slime), sglang, megatron)
+    reference = checkout_reference(Path(slime), sglang, megatron)
+    shown = versions_of(catalog if not problems else None)
+    versions = [v.model_dump(mode="json") | {"differs": v.differs} for v in shown]
+    messages = [p.message for p in problems]
+    messages += [f"{p.name}: not understood in your checkout ({p.detail}); {p.effect or 'see the checker'}."
+                 for p in (catalog.not_understood() if catalog is not None and not problems else [])]
+    return flag_rows(catalog, reference), reference, messages, versions
 
 
 def merged_usage(options: list[str], usage: dict[str, FlagUsage]) -> FlagUsage:

@@ -30,6 +30,13 @@ _EXPORTS = {
     "check_script_bytes": "core.launch.check",
     "list_rules": "core.launch.check",
     "check_arg_list": "core.launch.check",
+    "SourceError": "core.launch.versions",
+    "UserSources": "core.launch.versions",
+    "checkout_catalog": "core.launch.versions",
+    "checkout_model_scripts": "core.launch.versions",
+    "sources_from_env": "core.launch.versions",
+    "versions_line": "core.launch.versions",
+    "versions_of": "core.launch.versions",
 }
 
 __all__ = sorted(_EXPORTS)

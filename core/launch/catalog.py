@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, Field, PrivateAttr
@@ -83,12 +83,70 @@ class SkippedFlag(BaseModel):
     source: str
 
 
+class CatalogPiece(BaseModel):
+    """One piece of slime's argument parsing as the builder met it in a checkout: read, absent at that commit,
+    or not understood (and then what that means for the check)."""
+
+    name: str = Field(description="e.g. 'pre-parser', 'SGLang flags', 'FSDP backend flags'")
+    status: Literal["read", "absent", "not understood"]
+    detail: str = Field(description="where it was found (file and function), or what went wrong")
+    effect: str | None = Field(default=None, description="what a missing or unread piece means for the check")
+
+
+class LayerVersion(BaseModel):
+    """Which version of one layer (slime, Megatron, SGLang) a catalog's flags were read from, and where from."""
+
+    layer: Literal["slime", "megatron", "sglang"]
+    version: str = Field(description="commit (short) or release the flags come from; 'unknown' when not known")
+    origin: str = Field(description="where: the bundled pin, the user's checkout, an installed package...")
+    date: str | None = Field(default=None, description="commit date (YYYY-MM-DD), when known")
+    runs: str | None = Field(default=None, description="what the user's environment runs instead, when it says")
+    runs_origin: str | None = Field(default=None, description="where that was read (a docker file of the checkout)")
+
+    @property
+    def differs(self) -> bool:
+        """Whether the environment runs another version than the one the flags were read from."""
+        return self.runs is not None and not same_version(self.runs, self.version)
+
+    def describe(self) -> str:
+        """One line for people: `Megatron 1dcf0daf (bundled pin); your image runs core_v0.14.0 (docker/Dockerfile)`."""
+        name = {"slime": "slime", "megatron": "Megatron", "sglang": "SGLang"}[self.layer]
+        text = f"{name} {self.version}" + (f" of {self.date}" if self.date else "") + f" ({self.origin})"
+        if self.differs:
+            text += f"; your environment runs {self.runs} ({self.runs_origin or 'the checkout'})"
+        return text
+
+
+def same_version(a: str, b: str) -> bool:
+    """Whether two version texts name the same release or commit (v-prefix, case and commit length aside)."""
+    x, y = a.strip().lower().removeprefix("v"), b.strip().lower().removeprefix("v")
+    if not x or not y:
+        return False
+    if x == y:
+        return True
+    hexy = all(c in "0123456789abcdef" for c in x + y)
+    if hexy and min(len(x), len(y)) >= 7:
+        return x.startswith(y) or y.startswith(x)
+    # an image tag with a suffix (v0.5.15.post1-cu129) names the release before the suffix
+    return x.split("-")[0] == y.split("-")[0] and not hexy and "." in x.split("-")[0]
+
+
 class Catalog(BaseModel):
     pins: dict[str, str]
     parsers: dict[str, ParserSemantics]
     flags: list[FlagSpec]
     skipped: list[SkippedFlag] = Field(default_factory=list)
     build_notes: list[str] = Field(default_factory=list)
+    pieces: list[CatalogPiece] = Field(default_factory=list, description="how a checkout's parser was read")
+    versions: list[LayerVersion] = Field(default_factory=list, description="empty for the bundled catalog")
+    function_flag_dests: list[str] = Field(default_factory=list, description=(
+        "flags naming a function whose add_arguments may add flags at start-up (read per script)"))
+
+    def not_understood(self) -> list[CatalogPiece]:
+        return [p for p in self.pieces if p.status == "not understood"]
+
+    def version_of(self, layer: str) -> LayerVersion | None:
+        return next((v for v in self.versions if v.layer == layer), None)
 
     _by_option: dict[str, FlagSpec] = PrivateAttr(default_factory=dict)
     _options_by_parser: dict[str, list[tuple[str, FlagSpec]]] = PrivateAttr(default_factory=dict)
@@ -190,9 +248,16 @@ def catalog_from_json(data: bytes | str) -> Catalog:
         raise CatalogError(f"The argument catalog does not have the expected shape: {exc}") from None
 
 
-def catalog_to_json(catalog: Catalog) -> bytes:
-    """The catalog as deterministic, indented JSON (flags sorted by their first option string)."""
+def catalog_to_json(catalog: Catalog, *, full: bool = False) -> bytes:
+    """The catalog as deterministic, indented JSON (flags sorted by their first option string).
+
+    The reading report (`pieces`) and `versions` describe one build from a user's checkout; they are left
+    out unless `full` (the per-checkout cache keeps them), so the committed catalog does not carry them."""
     doc = catalog.model_dump(mode="json")
+    if not full:
+        doc.pop("pieces", None)
+        doc.pop("versions", None)
+        doc.pop("function_flag_dests", None)
     doc["flags"] = sorted(doc["flags"], key=lambda f: f["option_strings"][0])
     doc["skipped"] = sorted(doc["skipped"], key=lambda f: f["option_strings"][0])
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"

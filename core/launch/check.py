@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,74 +69,41 @@ class CheckReport(BaseModel):
 def _load_catalog(options: CheckOptions) -> tuple[Any | None, list[Finding]]:
     """The catalog to check against, and a warning when the one asked for could not be used.
 
-    build_catalog and load_catalog report any unusable checkout or catalog file as CatalogError (a syntax
-    error or NUL byte in the checkout, a missing entry function, code the static reader cannot follow);
-    OSError covers a path that vanished or cannot be stat'ed between the caller's check and this read.
+    A directory is the user's slime checkout: its catalog is built (or taken from the per-checkout cache,
+    core.launch.versions) with their SGLang and Megatron sources when given. build_catalog and load_catalog
+    report any unusable checkout or catalog file as CatalogError (a syntax error or NUL byte in the checkout,
+    a missing entry function, code the static reader cannot follow); SourceError a directory that is not what
+    it is given as; OSError a path that vanished or cannot be stat'ed between the caller's check and this read.
     """
     from core.launch.catalog import CatalogError, load_catalog
+    from core.launch.versions import SourceError, UserSources, checkout_catalog
 
     path = options.catalog_path
     try:
         if path is None:
             return load_catalog(), []
         if Path(path).is_dir():
-            return _checkout_catalog(Path(path)), []
+            sources = UserSources(slime=Path(path), sglang=options.sglang_source, megatron=options.megatron_source)
+            return checkout_catalog(sources), []
         return load_catalog(Path(path)), []
-    except (CatalogError, OSError) as exc:
+    except (CatalogError, SourceError, OSError) as exc:
         try:
             fallback = load_catalog()
         except (CatalogError, OSError):
             fallback = None
-        reason = str(exc) if isinstance(exc, CatalogError) else (exc.strerror or str(exc))
+        reason = str(exc) if isinstance(exc, (CatalogError, SourceError)) else (exc.strerror or str(exc))
         return fallback, [Finding(code="ARG001", severity=WARN, message=(
-            f"The catalog at {path} could not be used ({reason}); checked against the bundled catalog instead."),
+            f"The catalog at {path} could not be used ({reason}); checked against the bundled catalog instead, so "
+            "flags your version adds or removes may be judged wrongly."),
             source="core/launch/catalog.py")]
 
 
-def catalog_for(path: Path | None) -> tuple[Any | None, list[Finding]]:
+def catalog_for(path: Path | None, sglang: Path | None = None, megatron: Path | None = None
+                ) -> tuple[Any | None, list[Finding]]:
     """The catalog of a slime checkout (or an arguments.json, or the bundled one for None), with a warning
-    finding when the one asked for could not be used and the bundled catalog stands in."""
-    return _load_catalog(CheckOptions(catalog_path=path))
-
-
-def _checkout_catalog(path: Path) -> Any:
-    from core.launch.catalog_build import build_catalog
-
-    return _cached_checkout_catalog(str(path.resolve()), _tree_stamp(path), build_catalog)
-
-
-# The last checkout read, keyed by path and the modification times of the files the build starts from.
-# A failed build is kept too, so a page rerun does not read a broken checkout again until it changes.
-_CHECKOUT_CACHE: dict[tuple[str, tuple[float, ...]], Any] = {}
-_STAMPED_FILES = ("slime/utils/arguments.py", "slime/backends/sglang_utils/arguments.py",
-                  "slime/backends/megatron_utils/arguments.py", "slime/backends/megatron_utils/server/arguments.py",
-                  "docker/Dockerfile")
-
-
-def _tree_stamp(path: Path) -> tuple[float, ...]:
-    stamps = []
-    for rel in _STAMPED_FILES:
-        try:
-            stamps.append((path / rel).stat().st_mtime)
-        except OSError:
-            stamps.append(0.0)
-    return tuple(stamps)
-
-
-def _cached_checkout_catalog(path: str, stamp: tuple[float, ...], build: Callable[[Path], Any]) -> Any:
-    from core.launch.catalog import CatalogError
-
-    key = (path, stamp)
-    if key not in _CHECKOUT_CACHE:
-        _CHECKOUT_CACHE.clear()
-        try:
-            _CHECKOUT_CACHE[key] = build(Path(path))
-        except CatalogError as exc:
-            _CHECKOUT_CACHE[key] = exc
-    cached = _CHECKOUT_CACHE[key]
-    if isinstance(cached, CatalogError):
-        raise CatalogError(str(cached))  # a fresh error: re-raising the stored one would grow its traceback
-    return cached
+    finding when the one asked for could not be used and the bundled catalog stands in. `sglang` and
+    `megatron` are the user's own sources, used with a checkout."""
+    return _load_catalog(CheckOptions(catalog_path=path, sglang_source=sglang, megatron_source=megatron))
 
 
 _SCRIPT_DIR_IDIOM = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=[\"']?\$\(cd[ \t]+(?:--[ \t]+)?[\"']?"
@@ -171,7 +137,7 @@ class ModelScriptResolver:
         from core.model_scripts import MODEL_SCRIPTS_JSON, load_model_scripts
 
         name = model_script_name(path_text)
-        if name is None:
+        if name is None or "$" in name:  # a name computed at run time (e.g. with sed) is unknown, not missing
             return None
         relative = self._script_relative(path_text)
         if relative is not None and self.tree is not None and self.script_dir is not None:
@@ -229,11 +195,22 @@ def _slime_tree_of(directory: Path) -> Path | None:
         return None
     for candidate in [here, *here.parents][:MAX_TREE_DEPTH]:
         try:
-            if (candidate / "slime" / "utils" / "arguments.py").is_file() and (candidate / "scripts").is_dir():
+            if not (candidate / "scripts").is_dir():
+                continue
+            if (candidate / "slime" / "utils" / "arguments.py").is_file():
                 return candidate
+            if (candidate / "train.py").is_file() and _fork_package(candidate) is not None:
+                return candidate  # a fork that renames slime's package (miles)
         except OSError:
             return None
     return None
+
+
+def _fork_package(directory: Path) -> str | None:
+    from core.launch.catalog_build.build import package_of
+
+    package = package_of(directory)
+    return package if package != "slime" else None
 
 
 def model_script_resolver(options: CheckOptions, script_text: str = "") -> ModelScriptResolver:
@@ -243,14 +220,27 @@ def model_script_resolver(options: CheckOptions, script_text: str = "") -> Model
 
 def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOptions, pre: list[Finding],
                   read: ReadScript | None) -> CheckReport:
+    from core.launch.rules.versions import gate_for, version_findings
+    from core.launch.versions import versions_of
+
     catalog, cat_findings = _load_catalog(options)
     parsed = parse_words(words, catalog)
+    catalog, parsed, fn_findings = _with_function_flags(catalog, parsed, words, options)
+    cat_findings = [*cat_findings, *fn_findings]
     ctx = RuleContext(parsed, catalog, options, entry, read.command.line if read and read.command else None)
+    gate = gate_for(options, catalog)
+    ctx.code_gate = gate  # the rules that judge slime code run only when the user's checkout has it
     rule_findings = run_rules(ctx)
     skipped_flags = {f.flag for f in rule_findings if f.code == "SCRIPT004"}
     covered = {id(v) for o in parsed.occurrences if o.flag in skipped_flags for v in o.values}
     findings = [*pre, *cat_findings, *unresolved_findings(words, covered), *parsed.findings, *flag_findings(ctx),
                 *rule_findings]
+    findings = version_findings(ctx, findings, gate)
+    if any(f.code == "VER002" and f.flag and f.flag in {o.flag for o in parsed.occurrences} for f in fn_findings):
+        findings = [f.model_copy(update={"severity": WARN, "message": f"{f.message} It may be one the named "
+                                         "function adds at start-up."})
+                    if f.code == "ARG001" and f.severity == Severity.ERROR and f.flag and ctx.spec(f.flag) is None
+                    and not f.flag.startswith("--sglang-") else f for f in findings]
     if entry is None:
         findings.append(finding("ENTRY002", "No train.py / train_async.py given: the checks specific to the entry "
                                 "(train_async.py refusing --colocate) were skipped.",
@@ -275,11 +265,42 @@ def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOpti
         "batch": ctx.batch.model_dump(mode="json") if ctx.batch is not None else None,
         "gpu_layout": ctx.layout or None,
         "catalog": dict(catalog.pins) if catalog is not None else None,
+        "versions": [v.model_dump(mode="json") | {"differs": v.differs}
+                     for v in (versions_of(catalog) if not cat_findings else versions_of(None))],
+        "pieces": [p.model_dump(mode="json") for p in getattr(catalog, "pieces", [])] if not cat_findings else [],
         "unresolved": [w.text for w in words if not w.resolved][:20],
     }
     if read is not None:
         summary["train_commands"] = len(read.commands)
     return CheckReport(findings=findings, categories=categories, values=values, entry=entry, summary=summary)
+
+
+def _with_function_flags(catalog: Any, parsed: Any, words: list[ScriptWord], options: CheckOptions
+                         ) -> tuple[Any, Any, list[Finding]]:
+    """Add the flags that the functions the script names (e.g. --custom-generate-function-path) register with
+    their add_arguments, read from the user's checkout, at commits whose parser calls it. A function that
+    cannot be read leaves its flags unknown, said in a note."""
+    dests = getattr(catalog, "function_flag_dests", None)
+    if not dests or options.catalog_path is None or not Path(options.catalog_path).is_dir():
+        return catalog, parsed, []
+    from core.launch.catalog_build.functions import function_flags
+
+    added, notes = [], []
+    for o in parsed.occurrences:
+        if o.spec is None or o.spec.dest not in dests or not o.resolved or not o.values:
+            continue
+        flags = function_flags(Path(options.catalog_path), o.values[0].text)
+        if flags is None:
+            notes.append(finding("VER002", f"{o.flag} {o.values[0].text}: that function is not in your checkout (or "
+                                 "not readable statically), so the flags its add_arguments may add at start-up are "
+                                 "not known here; unknown flags are warnings, not errors.", word=o.word,
+                                 flag=o.flag))
+        added.extend(f for f in flags or () if catalog.lookup(f.primary) is None)
+    if not added:
+        return catalog, parsed, notes
+    extended = catalog.model_copy(update={"flags": [*catalog.flags, *added]})
+    extended.reindex()
+    return extended, parse_words(words, extended), notes
 
 
 def check_launch_script(text: str, options: CheckOptions = CheckOptions()) -> CheckReport:  # noqa: B008

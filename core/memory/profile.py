@@ -21,6 +21,11 @@ class Profile(BaseModel):
     data_path: str = Field(min_length=1, max_length=4096)
     gpus_total: int = Field(ge=1, le=MAX_GPUS)
     gpus_per_node: int | None = Field(default=None, ge=1, le=1024)
+    # The user's own versions (optional, asked once on the Profile page or the launch-script checker): the
+    # checker, the flag reference, the error search and the model-script picker read them instead of the pins.
+    slime_checkout: str | None = Field(default=None, max_length=4096)
+    sglang_source: str | None = Field(default=None, max_length=4096)
+    megatron_source: str | None = Field(default=None, max_length=4096)
 
     @field_validator("name")
     @classmethod
@@ -36,6 +41,16 @@ class Profile(BaseModel):
         if not v or any(c in v for c in "\n\r\t\0"):
             raise ValueError("the model name must be a single line of text")
         return v
+
+    @field_validator("slime_checkout", "sglang_source", "megatron_source")
+    @classmethod
+    def _source_ok(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        v = v.strip()
+        if any(c in v for c in "\n\r\0"):
+            raise ValueError("a directory must be a single line without NUL bytes")
+        return v or None
 
     @field_validator("data_path")
     @classmethod

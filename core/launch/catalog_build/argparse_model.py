@@ -63,8 +63,9 @@ class ArgparseCalls:
             args = [self.run_value(a, env, module) if isinstance(a, ast.Call) else self.safe_evaluate(a, env, module)
                     for a in node.args]
             kwargs = {kw.arg: self.safe_evaluate(kw.value, env, module) for kw in node.keywords if kw.arg}
-            if qual == "slime.utils.arguments.reset_arg" or (func.node.name == "reset_arg" and func.closure is None
-                                                            and func.module.dotted.startswith("slime")):
+            home = getattr(self, "home_package", "slime")  # slime, or a fork's renamed package
+            if qual == f"{home}.utils.arguments.reset_arg" or (func.node.name == "reset_arg" and func.closure is None
+                                                               and func.module.dotted.startswith(home)):
                 return self.reset_arg(node, env, module)
             if func.node.name == "add_cli_args_from_dataclass" and "arg_groups" in func.module.dotted:
                 return self.sglang_dataclass_flags(args, kwargs, node, module)

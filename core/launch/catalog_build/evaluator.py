@@ -44,6 +44,8 @@ PARSER_KEYS = {
     ("sglang_parse_args", "parser"): "sglang",
     ("sglang_parse_args", "temp_parser"): "sglang_tp",
     ("parse_args", "parser"): "main",
+    ("parse_fsdp_cli", "parser"): "fsdp",
+    ("_parse_fsdp_cli", "parser"): "fsdp",
 }
 
 
@@ -64,9 +66,14 @@ class Evaluator:
         self.conditions: list[str] = []
         self.function_stack: list[str] = []
         self.entry_point: str | None = None
+        self.home_package = "slime"  # the package holding slime's parser (a fork may rename it)
         self.notes: list[str] = []
         self.steps = 0
         self.deadline = time.monotonic() + MAX_BUILD_SECONDS
+
+    def dataclass_loop_flags(self, stmt: ast.For, env: dict[str, Any], module: SourceFile) -> bool:
+        """Overridden by UpstreamFlags: flags a loop over a dataclass's fields registers."""
+        return False
 
     def tick(self) -> None:
         """Count one step; stop the build once it runs past MAX_STEPS or MAX_BUILD_SECONDS."""
@@ -434,6 +441,8 @@ class Evaluator:
                 for item in items:
                     env[stmt.target.id] = item
                     self.run_block(stmt.body, env, module)
+            elif _calls_add_argument(stmt) and self.dataclass_loop_flags(stmt, env, module):
+                pass
             elif _calls_add_argument(stmt):
                 self.conditions.append(f"inside a loop over {ast.unparse(stmt.iter)}")
                 try:
@@ -459,16 +468,21 @@ class Evaluator:
             self.run_block(stmt.body if _truthy(test) else stmt.orelse, env, module)
             return
         text = ast.unparse(stmt.test)
+        returned: list[Any] = []
         for branch, label in ((stmt.body, f"only when `{text}`"), (stmt.orelse, f"only when not `{text}`")):
             if not branch:
                 continue
             self.conditions.append(label)
             try:
                 self.run_block(branch, env, module)
-            except ReturnSignal:
-                pass
+            except ReturnSignal as ret:
+                returned.append(ret.value)
             finally:
                 self.conditions.pop()
+        # Both ways return the same parser (`if have_x: ...; return parser` / `else: return parser`): so does the
+        # function, whichever way the unknown test goes.
+        if len(returned) == 2 and returned[0] is returned[1] and isinstance(returned[0], ParserModel):
+            raise ReturnSignal(returned[0])
 
     def assign(self, target: ast.expr, value: Any, env: dict[str, Any], module: SourceFile, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):

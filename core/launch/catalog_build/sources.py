@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,6 +120,16 @@ def apply_patch(text: str, patch: FilePatch) -> tuple[str, dict[int, int], dict[
     return "\n".join(rows), original_line, added
 
 
+def already_applied(text: str, patch: FilePatch) -> bool:
+    """Whether every hunk's result (its context and added lines) is already in the text: the file was patched."""
+    rows = text.split("\n")
+    for start, body in patch.hunks:
+        after = [t for k, t, _ in body if k in " +"]
+        if _find_block(rows, after, start - 1) is None:
+            return False
+    return True
+
+
 def _find_block(rows: list[str], block: list[str], guess: int) -> int | None:
     if not block:
         return max(0, min(guess, len(rows)))
@@ -211,7 +222,8 @@ class SourceTree:
             try:
                 text, original_line_step, added_step = apply_patch(text, patch)
             except ValueError as exc:
-                self.patch_notes.append(str(exc))
+                if not already_applied(text, patch):  # an installed, already patched package reads as it is
+                    self.patch_notes.append(str(exc))
                 continue
             # compose with earlier patches
             if original_line is None:
@@ -226,7 +238,9 @@ class SourceTree:
                     elif mid_line in prev_added:
                         added[new_line] = prev_added[mid_line]
         try:
-            tree = ast.parse(text, filename=cite_path)
+            with warnings.catch_warnings():  # old upstream code warns about escape sequences: not the user's concern
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text, filename=cite_path)
         except SyntaxError as exc:  # also NUL bytes on Python 3.12+
             where = f"{cite_path}:{exc.lineno}" if exc.lineno else cite_path
             raise CatalogError(f"{where} is not valid Python ({exc.msg}).") from None

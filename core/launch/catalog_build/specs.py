@@ -24,7 +24,7 @@ from core.launch.catalog_build.values import (
 
 # When one option is registered by several parsers, the namespace slime finally uses takes the value from
 # the parser merged last (slime/utils/arguments.py: pre and sglang results are copied over the main ones).
-PARSER_PRECEDENCE = ("sglang", "pre", "main", "sglang_tp")
+PARSER_PRECEDENCE = ("sglang", "pre", "main", "sglang_tp", "fsdp")
 
 
 def to_json_value(value: Any) -> Any:

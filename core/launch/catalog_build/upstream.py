@@ -144,6 +144,52 @@ class UpstreamFlags:
                 kwargs.update(meta)
             self.add_flag(parser, names, kwargs, None, f.module, owner=f.module.owner, notes=notes, line=f.line)
 
+    def dataclass_loop_flags(self, stmt: ast.For, env: dict[str, Any], module: SourceFile) -> bool:
+        """A loop `for f in dataclasses.fields(Cls): parser.add_argument(f"--{f.name...}", ...)`: one flag per field.
+
+        slime's FSDP backend declared its arguments this way (a dataclass, then a loop registering each
+        field): a bool field becomes a store_true switch, any other field takes a value of its annotated
+        type (Optional[X] and X | None read as X) with the field's default. Fields the loop skips with
+        `if f.name == "...": continue` get no flag. Returns False when the loop has another shape.
+        """
+        it = stmt.iter
+        if not (isinstance(it, ast.Call) and ast.unparse(it.func) in {"dataclasses.fields", "fields"}
+                and len(it.args) == 1 and isinstance(stmt.target, ast.Name)):
+            return False
+        cls = self.safe_evaluate(it.args[0], env, module)
+        calls = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                 and c.func.attr == "add_argument"]
+        parser = self.safe_evaluate(calls[0].func.value, env, module) if calls else None
+        parser = parser.parser if isinstance(parser, GroupRef) else parser
+        if not isinstance(cls, ClassRef) or not isinstance(parser, ParserModel):
+            return False
+        var = stmt.target.id
+        dashes = any(".replace(" in ast.unparse(c.args[0]) for c in calls if c.args)
+        skipped: set[str] = set()
+        for sub in ast.walk(stmt):
+            if (isinstance(sub, ast.If) and any(isinstance(b, ast.Continue) for b in sub.body)
+                    and isinstance(sub.test, ast.Compare) and ast.unparse(sub.test.left) == f"{var}.name"):
+                for comp in sub.test.comparators:
+                    value = self.safe_evaluate(comp, env, module)
+                    if isinstance(value, str):
+                        skipped.add(value)
+                    elif isinstance(value, (list, tuple, set)):
+                        skipped.update(v for v in value if isinstance(v, str))
+        loop_source = module.cite(stmt.lineno)[0]
+        for f in self.dataclass_fields(cls):
+            if f.name in skipped or not f.init:
+                continue
+            default = self.field_default(f)
+            inner = _strip_optional(f.annotation)
+            name = f"--{f.name.replace('_', '-')}" if dashes else f"--{f.name}"
+            if isinstance(inner, ast.Name) and inner.id == "bool":
+                kwargs: dict[str, Any] = {"action": "store_true"}
+            else:
+                kwargs = {"type": Symbol(ast.unparse(inner)), "default": None if default is MISSING else default}
+            notes = [f"generated from the {cls.node.name}.{f.name} field by the loop at {loop_source}", *f.notes]
+            self.add_flag(parser, [name], kwargs, None, f.module, owner=f.module.owner, notes=notes, line=f.line)
+        return True
+
     def argparse_meta(self, f: DataclassField) -> dict[str, Any] | None:
         if f.metadata_node is None:
             return None

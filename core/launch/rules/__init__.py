@@ -102,9 +102,17 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     SLIME022  warning  --n-samples-per-prompt 1 with group-normalised rewards: every reward becomes 0
     SLIME023  warning  CISPO with --eps-clip below 1
     SLIME024  error    --hf-checkpoint missing: the actor and the SGLang engines load the model from it
+    VER001    warning  your checkout builds with another SGLang or Megatron than the catalog's flags (info if no flag is in doubt)
+    VER002    warning  a piece of your checkout's parser was not understood (says what that means for the check)
+    VER003    info     checks skipped because your checkout does not have the slime code they judge
+    VER004    info     --train-backend other than megatron: the MEG checks are skipped
+
+With a user's slime checkout, a rule that ports one of slime's checks runs only when that check's code is in
+the checkout (`requires=CodeDep(...)` on `@rule`, or the DEPENDS table of `versions`), and cites its line there.
 """
 
 from core.launch.rules import reading, flags, slime, layout, sglang, megatron, modes, batch  # noqa: F401, I001
+from core.launch.rules import versions  # noqa: F401, I001  (last: it reads the requirements of the rules above)
 from core.launch.rules.context import CheckOptions, RuleContext, parse_words
 from core.launch.rules.flags import flag_findings
 from core.launch.rules.reading import note_findings, unresolved_findings

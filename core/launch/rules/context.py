@@ -26,6 +26,8 @@ class CheckOptions(BaseModel):
     gpus: int | None = Field(default=None, ge=1, le=MAX_GPUS)  # the user's saved GPU total (core.memory.profile)
     catalog_path: Path | None = None  # an arguments.json, or a slime checkout to build one from
     script_path: Path | None = None  # where the checked script lives, when known (the CLI): resolves $SCRIPT_DIR
+    sglang_source: Path | None = None  # the user's SGLang (installed package or checkout), with a slime checkout
+    megatron_source: Path | None = None  # the user's Megatron-LM checkout, with a slime checkout
 
 
 
@@ -232,6 +234,7 @@ class RuleContext:
         self.suggestions_left = MAX_SUGGESTIONS
         self.layout: dict[str, Any] = {}
         self.layout_unknown: Skip | None = None
+        self.code_gate: Any = None  # core.launch.rules.versions.CodeGate when checking against a user's checkout
 
     def spec(self, option: str) -> Any | None:
         return self.catalog.lookup(option) if self.catalog is not None else None

@@ -38,6 +38,23 @@ class RuleInfo:
 RULES: dict[str, RuleInfo] = {}
 
 
+@dataclass(frozen=True)
+class CodeDep:
+    """The slime code a rule judges: a file of slime's tree and a pattern its lines must match.
+
+    With a user's checkout, a rule runs only when its file holds a line matching `pattern` (a regular
+    expression searched line by line, or across up to `span` lines); otherwise it is skipped with a note.
+    `what` says in a few words what the code does, for that note."""
+
+    path: str
+    pattern: str
+    what: str
+    span: int = 1
+
+
+REQUIREMENTS: dict[str, CodeDep] = {}  # code -> the slime code it judges (see core.launch.rules.versions)
+
+
 def register(code: str, title: str, severity: Severity, source: str, card: str | None = None,
              check: Callable[[RuleContext], Iterable[Finding]] | None = None) -> RuleInfo:
     info = RuleInfo(code, title, severity, source, card, check)
@@ -45,11 +62,15 @@ def register(code: str, title: str, severity: Severity, source: str, card: str |
     return info
 
 
-def rule(code: str, title: str, severity: Severity, source: str, card: str | None = None):
-    """Register a check function under a stable code."""
+def rule(code: str, title: str, severity: Severity, source: str, card: str | None = None,
+         requires: CodeDep | None = None):
+    """Register a check function under a stable code; `requires` names the slime code it judges, so that with a
+    user's checkout it runs only when that code is there (REQUIREMENTS holds the declarations)."""
 
     def wrap(fn: Callable[[RuleContext], Iterable[Finding]]) -> Callable[[RuleContext], Iterable[Finding]]:
         register(code, title, severity, source, card, fn)
+        if requires is not None:
+            REQUIREMENTS[code] = requires
         return fn
 
     return wrap
@@ -91,11 +112,24 @@ def run_rules(ctx: RuleContext) -> list[Finding]:
     out: list[Finding] = []
     hidden_skips: list[str] = []
     skipped: dict[str, tuple[str, list[RuleInfo]]] = {}
+    gate = getattr(ctx, "code_gate", None)  # set when checking against a user's checkout
+    backend = _train_backend(ctx)
+    not_megatron: list[str] = []
     for info in list(RULES.values()):
         if info.check is None:
             continue
+        if backend not in (None, "megatron") and info.code.startswith("MEG"):
+            not_megatron.append(info.code)  # Megatron's checks do not apply to another training backend
+            continue
+        where = None
+        if gate is not None:
+            runs, where = gate.locate(info.code)
+            if not runs:
+                continue
         try:
-            out.extend(info.check(ctx))
+            found = list(info.check(ctx))
+            out.extend(f.model_copy(update={"source": where}) if where and f.source == (info.source or None)
+                       else f for f in found)
         except Skip as skip:
             if skip.hidden:
                 hidden_skips.append(info.code)
@@ -106,6 +140,10 @@ def run_rules(ctx: RuleContext) -> list[Finding]:
         out.append(finding("SCRIPT004", f"{flag}: {reason}; not checked: {names}.", line=ctx.fact(flag).line,
                            flag=flag, fix="give the value literally (or from a variable set in the script) to "
                            "have it checked"))
+    if not_megatron:
+        out.append(finding("VER004", f"--train-backend {backend}: Megatron is not used, so its {len(not_megatron)} "
+                           f"check(s) were skipped ({', '.join(not_megatron)}).", line=ctx.fact("--train-backend").line,
+                           flag="--train-backend"))
     if hidden_skips:
         shown = ", ".join(f"{w.text} (line {w.line})" if w.line else w.text for w in ctx.parsed.hidden[:4])
         out.append(finding("SCRIPT011", f"{len(hidden_skips)} check(s) skipped ({', '.join(hidden_skips)}): the "
@@ -113,6 +151,18 @@ def run_rules(ctx: RuleContext) -> list[Finding]:
                            line=ctx.parsed.hidden[0].line if ctx.parsed.hidden else None,
                            fix="write those flags out, or make the variables resolvable in the script"))
     return out
+
+
+def _train_backend(ctx: RuleContext) -> str | None:
+    """The training backend the run uses: --train-backend when the catalog has it (else Megatron, the only
+    backend before the flag existed); None when the value cannot be known."""
+    try:
+        if ctx.spec("--train-backend") is None:
+            return "megatron"
+        fact = ctx.fact("--train-backend", "megatron")
+    except (AttributeError, TypeError):
+        return None
+    return str(fact.value) if fact.known and fact.value is not None else None
 
 
 def list_rules() -> list[RuleInfo]:
