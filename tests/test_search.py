@@ -217,3 +217,29 @@ def test_about_a_flag_names_the_cards_and_the_messages_that_check_it(index):
     assert "batch-size" in [c.id for c in cards]
     assert "slime/utils/arguments.py:1974" in [e.id for e in messages]
     assert index.about_flag("--no-such-flag", "no_such_flag") == ([], [])
+
+
+@pytest.mark.parametrize("how", ["argv", "stdin"])
+def test_ask_with_bytes_that_are_not_utf8_searches_and_says_so(how):
+    """Issue 22, defect 4: `ask $'--rollout-batch\\xff'` (or the same bytes piped) ended in a
+    UnicodeEncodeError traceback from the trigram lookup."""
+    import os
+
+    query = b"--rollout-batch\xff"
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict"}
+    args = [sys.executable, "-m", "core", "ask", "--format", "json", "--limit", "3"]
+    if how == "argv":
+        done = subprocess.run([*args, os.fsdecode(query)], capture_output=True, cwd=ROOT, env=env, timeout=120)
+    else:
+        done = subprocess.run([*args, "-"], input=query, capture_output=True, cwd=ROOT, env=env, timeout=120)
+    stderr = done.stderr.decode()
+    assert done.returncode == 0 and "Traceback" not in stderr, stderr
+    assert "bytes that are not UTF-8" in stderr
+    results = json.loads(done.stdout.decode("utf-8"))["results"]
+    assert results[0]["id"] == "--rollout-batch-size"
+
+
+def test_search_takes_lone_surrogates_from_any_caller(index):
+    for query in ("--rollout-batch\udcff", "kl loss \ud800", "\udcff\udcfe", "AssertionError: \udcff"):
+        assert isinstance(index.search(query), list)
+        assert isinstance(index.close_flags(query), list)

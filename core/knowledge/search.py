@@ -78,6 +78,16 @@ def _short(text: str, limit: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _valid_text(text: str) -> str:
+    """The text with lone surrogates (undecodable bytes from a command line or a pipe) as U+FFFD: SQLite takes
+    only valid UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]+", "\ufffd", text)
+    return text
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
@@ -228,7 +238,7 @@ class SearchIndex:
 
     def search(self, query: str, limit: int = 10, kinds: set[str] | None = None) -> list[Result]:
         """Best first: exact flag, rule code, matching slime error, close flags, then BM25 over everything."""
-        text = (query or "")[:MAX_QUERY_CHARS]
+        text = _valid_text((query or "")[:MAX_QUERY_CHARS])
         if not text.strip():
             return []
         picked: list[int] = []
@@ -272,7 +282,7 @@ class SearchIndex:
     def close_flags(self, text: str, n: int = 3) -> list[str]:
         """Typo tolerance: options sharing the most trigrams with the text (FTS5's trigram tokenizer), kept
         when difflib's similarity ratio is at least 0.75, best first."""
-        wanted = normalise_flag(text)[2:]
+        wanted = normalise_flag(_valid_text(text))[2:]
         grams = list(dict.fromkeys(wanted[i:i + 3] for i in range(len(wanted) - 2)))[:MAX_TERMS]
         if len(wanted) < 4 or not grams:
             return []
