@@ -420,6 +420,16 @@ class _RowJudge:
         for line, count in tokens.dropped:
             self.emit(Problem("prompt-too-long", f"This prompt is {count:,} tokens, over --rollout-max-prompt-len "
                                                  f"{tokens.limit:,}: slime drops the row."), line)
+        self._count_more("prompt-too-long", tokens.dropped_count - len(tokens.dropped))
+        for line, why in tokens.template_failures:
+            self.emit(Problem("template-error", why), line)
+        self._count_more("template-error", tokens.template_failure_count - len(tokens.template_failures))
+        if tokens.not_rendered:
+            why = (f"The tokenizer's worker could not be started again ({tokens.worker_failure[:200]})"
+                   if tokens.worker_failure else f"The chat template was stopped {tokens.stops} times")
+            self.emit(Problem("template-error", f"{why}, so the other {tokens.not_rendered:,} row(s) from line "
+                                                f"{tokens.first_not_rendered} on were not rendered: their token "
+                                                "counts and length checks are missing."), tokens.first_not_rendered)
         for line in tokens.unencodable:
             problem = Problem("length-check-fails", "The tokenizer cannot encode this prompt (it holds text that "
                                                     "is not valid Unicode, such as a lone surrogate): "
@@ -430,11 +440,12 @@ class _RowJudge:
                 self.stop_at_start(problem, line)
             else:
                 self.emit(problem, line)
-        dropped = len(tokens.dropped)
+        self._count_more("length-check-fails", tokens.unencodable_count - len(tokens.unencodable))
+        dropped = tokens.dropped_count
         summary.dropped_for_length = dropped
-        summary.rows_used -= dropped + len(tokens.unencodable)
-        summary.rows_crash += len(tokens.unencodable)
-        summary.rows_with_warnings -= tokens.dropped_warned
+        summary.rows_used -= dropped + tokens.unencodable_count + tokens.failed_used
+        summary.rows_crash += tokens.unencodable_count + tokens.failed_used
+        summary.rows_with_warnings -= tokens.dropped_warned + tokens.failed_warned
         if tokens.media_rows and tokens.limit is not None:
             self.emit(Problem("media-length", f"{tokens.media_rows:,} row(s) carry media: slime measures them with "
                                               "the model's processor (media tokens included), which this check "
@@ -442,12 +453,18 @@ class _RowJudge:
                                               "tokens are in the numbers."), None)
         if tokens.over_context:
             first_line, first_tokens = tokens.over_context[0]
-            summary.rows_over_context = len(tokens.over_context)
-            self.emit(Problem("over-context", f"{len(tokens.over_context):,} prompt(s) plus "
+            summary.rows_over_context = tokens.over_context_count
+            self.emit(Problem("over-context", f"{tokens.over_context_count:,} prompt(s) plus "
                                               f"--rollout-max-response-len {settings.rollout_max_response_len:,} "
                                               f"exceed the model's context length {tokens.context_length:,} "
                                               f"(first at line {first_line}: {first_tokens:,} prompt tokens); "
                                               "SGLang refuses such requests unless it may truncate."), first_line)
+
+    def _count_more(self, rule: str, more: int) -> None:
+        """Rows of one finding beyond those kept (listed or not, they count in findings_by_code)."""
+        if more > 0:
+            code = CODE_BY_NAME[rule]
+            self.code_counts[code] = self.code_counts.get(code, 0) + more
 
     def _lengths(self) -> PromptLengths:
         if not self.length_rows:
