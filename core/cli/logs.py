@@ -14,15 +14,14 @@ import json
 import math
 import os
 import stat
+from typing import TYPE_CHECKING
 
 from core.cli.output import say, write_json, write_text
-from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
-from core.monitor.runs import RunData, restart_summary
-from core.monitor.slime_metrics import ordered_tags
-from core.monitor.sources import SOURCE_NAMES, find_runs, open_run
-from core.monitor.verdicts import Verdict, run_verdicts
-from core.monitor.wandb_proto import WandbProtoUnavailable
 from core.paths import PathRefused, expand_user, file_kind
+
+if TYPE_CHECKING:  # the monitor (numpy, pandas) is imported when a run is read, not for --help or a bad path
+    from core.monitor.runs import RunData
+    from core.monitor.verdicts import Verdict
 
 EXIT_OK = 0
 EXIT_FAILED_VERDICT = 1
@@ -62,6 +61,9 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
     Only regular files are read, opened without blocking (core.paths.open_regular); directories are walked
     without recursion and with bounds (core.monitor.runs.walk_runs), whose notes go to `notes`.
     """
+    from core.monitor.sources import find_runs, open_run
+    from core.monitor.wandb_proto import WandbProtoUnavailable
+
     runs: list[RunData] = []
     problems: list[str] = []
     for raw in paths:
@@ -140,6 +142,9 @@ def exit_code(results: list[tuple[RunData, list[Verdict]]], problems: list[str])
 
 
 def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
+    from core.monitor.runs import restart_summary
+    from core.monitor.slime_metrics import ordered_tags
+
     tags = {}
     for tag in ordered_tags(run.tags):
         s = run.series[tag]
@@ -162,6 +167,11 @@ def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
 
 
 def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
+    from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
+    from core.monitor.runs import restart_summary
+    from core.monitor.slime_metrics import ordered_tags
+    from core.monitor.sources import SOURCE_NAMES
+
     kind = "W&B run file(s)" if run.source == "wandb" else "event file(s)"
     lines = [f"== {run.name}  ({run.path})  [{SOURCE_NAMES.get(run.source, run.source)}]",
              f"   {len(run.files)} {kind}, {run.scalar_count()} scalars"]
@@ -205,6 +215,8 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
 
 
 def handle_logs(args: argparse.Namespace) -> int:
+    from core.monitor.verdicts import run_verdicts
+
     notes: list[str] = []
     cache = open_cache(not args.no_cache, notes)
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
