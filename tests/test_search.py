@@ -243,3 +243,65 @@ def test_search_takes_lone_surrogates_from_any_caller(index):
     for query in ("--rollout-batch\udcff", "kl loss \ud800", "\udcff\udcfe", "AssertionError: \udcff"):
         assert isinstance(index.search(query), list)
         assert isinstance(index.close_flags(query), list)
+
+
+QUERIES = ("--rollout-batch-size", "--rolout-batch-size", "SLIME003", "kl loss", "rollout batch size",
+           "AssertionError: Only one of kl_coef and kl_loss_coef can be set", "qwen3 4b", "dynamic sampling")
+
+
+def _results(index):
+    return [[(r.kind, r.id, r.title, r.snippet, r.source) for r in index.search(q, limit=8)] for q in QUERIES]
+
+
+def test_an_index_read_from_its_saved_image_answers_as_the_built_one():
+    """Issue 22, start-up of `ask`: the index is saved as an image in the app's home and read back by the
+    next process instead of being built again; the answers are the same."""
+    from core.knowledge.cards import CARDS_DIR
+
+    built = SearchIndex(search_module.readable_cards(CARDS_DIR), load_catalog(), load_error_index())
+    again = SearchIndex(lambda: search_module.readable_cards(CARDS_DIR), load_catalog(), load_error_index(),
+                        image=built.image())
+    assert not built.from_image and again.from_image
+    assert _results(again) == _results(built)
+    assert again.counts() == built.counts() and again.close_flags("--rolout-batch") == built.close_flags("--rolout-batch")
+    entry = again.error("slime/utils/arguments.py:1846")
+    assert again.explain_error(entry) == built.explain_error(entry)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other-sqlite"])
+def test_a_damaged_or_foreign_image_is_rebuilt_not_trusted(damage):
+    import sqlite3
+
+    from core.knowledge.cards import CARDS_DIR
+
+    built = SearchIndex(search_module.readable_cards(CARDS_DIR), load_catalog(), load_error_index())
+    image = built.image()
+    if damage == "garbage":
+        image = b"\x00SQLite format 3\x00" + bytes(range(256)) * 40
+    elif damage == "truncated":
+        image = image[: len(image) // 3]
+    elif damage == "empty":
+        image = b""
+    else:
+        other = sqlite3.connect(":memory:")
+        other.execute("CREATE TABLE shown(rowid INTEGER PRIMARY KEY, kind, id, title, summary, source)")
+        other.execute("INSERT INTO shown VALUES (0, 'flag', '--x', '<b>x</b>', 1, 2)")
+        image = other.serialize()
+    index = SearchIndex(search_module.readable_cards(CARDS_DIR), load_catalog(), load_error_index(), image=image)
+    assert not index.from_image and _results(index) == _results(built)
+
+
+def test_get_index_saves_its_image_in_the_home_and_the_next_process_reads_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("SLIME_ASSISTANT_HOME", str(tmp_path / "home"))
+    search_module._index_for.cache_clear()
+    search_module._STAMPS.clear()
+    try:
+        first = get_index()
+        [saved] = list((tmp_path / "home" / "search-index").glob("index-*.sqlite"))
+        search_module._index_for.cache_clear()
+        second = get_index()
+        assert not first.from_image and second.from_image and saved.stat().st_size > 100_000
+        assert _results(second) == _results(first)
+    finally:
+        search_module._index_for.cache_clear()
+        search_module._STAMPS.clear()

@@ -15,11 +15,12 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.knowledge.cards import CARDS_DIR, Card, parse_card
 from core.knowledge.errors import (
@@ -64,6 +65,8 @@ class Result(BaseModel):
 
 
 class _Doc(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # an index read from its image uses none
+
     kind: str
     id: str
     title: str
@@ -95,6 +98,16 @@ def _slug(text: str) -> str:
 def _name_variants(option: str) -> str:
     core = option.lstrip("-")
     return " ".join({option, core, core.replace("-", "_"), core.replace("-", " ")})
+
+
+class _Shown(NamedTuple):
+    """What a result shows of a document (an index read from its image keeps only this)."""
+
+    kind: str
+    id: str
+    title: str
+    summary: str
+    source: str
 
 
 # --------------------------------------------------------------------------------------------------
@@ -176,28 +189,67 @@ def _model_docs() -> list[_Doc]:
 class SearchIndex:
     """An in-memory FTS5 table over every document, plus the exact lookups that go before BM25."""
 
-    def __init__(self, cards: tuple[Card, ...], catalog: Any, errors: ErrorIndex) -> None:
+    def __init__(self, cards: tuple[Card, ...] | Callable[[], tuple[Card, ...]], catalog: Any, errors: ErrorIndex,
+                 image: bytes | None = None) -> None:
+        """Build the index, or take it from `image` (what `image()` wrote for the same sources: the SQLite
+        database with the documents beside it), which saves most of the build; a bad image is rebuilt.
+        `cards` may be a function that reads them: with an image they are read only when first needed."""
         self.catalog = catalog
         self.errors = errors
-        self.cards = cards
-        self.docs: list[_Doc] = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(errors),
-                                 *_model_docs()]
-        self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
-        self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
+        self._cards = cards
         self.options = sorted({o for f in catalog.flags for o in f.option_strings})
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(names, title, body, "
-                         "tokenize='porter unicode61 remove_diacritics 2')")
-        self._db.executemany("INSERT INTO docs(rowid, names, title, body) VALUES (?, ?, ?, ?)",
-                             [(i, d.names, d.title, d.body) for i, d in enumerate(self.docs)])
-        self._db.execute("INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(10.0, 4.0, 1.0)')")
-        self._db.execute("CREATE VIRTUAL TABLE options USING fts5(option, tokenize='trigram')")
-        self._db.executemany("INSERT INTO options(rowid, option) VALUES (?, ?)",
-                             [(i, o[2:]) for i, o in enumerate(self.options)])
-        self._db.commit()
+        self.from_image = image is not None and self._load_image(image)
+        if not self.from_image:
+            self.docs: list[_Doc | _Shown] = [*_card_docs(self.cards), *_flag_docs(catalog), *_rule_docs(),
+                                     *_error_docs(errors), *_model_docs()]
+            self._db = sqlite3.connect(":memory:", check_same_thread=False)
+            self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(names, title, body, "
+                             "tokenize='porter unicode61 remove_diacritics 2')")
+            self._db.executemany("INSERT INTO docs(rowid, names, title, body) VALUES (?, ?, ?, ?)",
+                                 [(i, d.names, d.title, d.body) for i, d in enumerate(self.docs)])
+            self._db.execute("INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(10.0, 4.0, 1.0)')")
+            self._db.execute("CREATE VIRTUAL TABLE options USING fts5(option, tokenize='trigram')")
+            self._db.executemany("INSERT INTO options(rowid, option) VALUES (?, ?)",
+                                 [(i, o[2:]) for i, o in enumerate(self.options)])
+            self._db.execute("CREATE TABLE shown(rowid INTEGER PRIMARY KEY, kind, id, title, summary, source)")
+            self._db.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?)",
+                                 [(i, d.kind, d.id, d.title, d.summary, d.source) for i, d in enumerate(self.docs)])
+            self._db.commit()
+        self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
+        self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
         self._options_lower = {o.lower(): o for o in self.options}
         match_error("", errors)  # compiles the message templates once, here rather than in the first query
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        if callable(self._cards):
+            self._cards = self._cards()
+        return self._cards
+
+    def image(self) -> bytes:
+        """The index as bytes (its SQLite database), for `SearchIndex(..., image=...)` in a later process."""
+        with self._lock:
+            return self._db.serialize()
+
+    def _load_image(self, image: bytes) -> bool:
+        """Take the database and the documents from an image; False (nothing kept) when it is not one."""
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        try:
+            db.deserialize(image)
+            rows = db.execute("SELECT rowid, kind, id, title, summary, source FROM shown ORDER BY rowid").fetchall()
+            options = db.execute("SELECT count(*) FROM options").fetchone()[0]
+            db.execute("SELECT rowid FROM docs WHERE docs MATCH 'slime' LIMIT 1").fetchall()
+        except (sqlite3.Error, ValueError, OverflowError, MemoryError):
+            db.close()
+            return False
+        if options != len(self.options) or any(row[0] != i or not all(isinstance(v, str) for v in row[1:])
+                                               for i, row in enumerate(rows)):
+            db.close()
+            return False
+        self.docs = [_Shown(*row[1:]) for row in rows]
+        self._db = db
+        return True
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
@@ -367,11 +419,81 @@ def _stamp(cards_dir: Path) -> tuple:
     return tuple(parts)
 
 
+INDEX_IMAGE_FORMAT = 1
+MAX_IMAGE_BYTES = 64 * 2**20
+# Code whose output the documents are: a change to any of these makes the saved image stale.
+_DOC_SOURCES = ("core/knowledge/search.py", "core/knowledge/flags.py", "core/knowledge/cards.py",
+                "core/knowledge/errors.py", "core/data/rules.py", "core/model_scripts.py", "core/launch/rules")
+
+
 @lru_cache(maxsize=2)
 def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
+    """The index for these sources: from the image saved by an earlier process when it matches them (start-up
+    of `ask` is mostly this), else built and its image saved for the next one."""
     from core.launch import load_catalog
 
-    return SearchIndex(readable_cards(cards_dir), load_catalog(), load_error_index())
+    catalog, errors = load_catalog(), load_error_index()
+    where = _image_path(cards_dir, stamp)
+    image = _read_image(where) if where is not None else None
+    index = SearchIndex(lambda: readable_cards(cards_dir), catalog, errors, image=image)
+    if where is not None and not index.from_image:
+        _write_image(where, index.image())
+    return index
+
+
+def _image_path(cards_dir: Path, stamp: tuple) -> Path | None:
+    """Where the index image for these sources is kept: in the app's home (SLIME_ASSISTANT_HOME, as the store),
+    named by a hash of everything the documents come from."""
+    import hashlib
+    import os
+
+    root = Path(__file__).resolve().parent.parent.parent
+    parts: list[Any] = [INDEX_IMAGE_FORMAT, str(Path(cards_dir).resolve()), stamp, sqlite3.sqlite_version]
+    for name in _DOC_SOURCES:
+        path = root / name
+        try:
+            files = sorted(path.glob("*.py")) if path.is_dir() else [path]
+            parts += [(f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files]
+        except OSError:
+            return None
+    home = os.environ.get("SLIME_ASSISTANT_HOME")
+    base = Path(home).expanduser() if home else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") \
+        / "slime-assistant"
+    digest = hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return base / "search-index" / f"index-{digest}.sqlite"
+
+
+def _read_image(where: Path) -> bytes | None:
+    from core.paths import NotRegularFile, read_regular
+
+    try:
+        data = read_regular(where, MAX_IMAGE_BYTES + 1)
+    except (NotRegularFile, OSError, ValueError):
+        return None
+    return data if len(data) <= MAX_IMAGE_BYTES else None
+
+
+def _write_image(where: Path, image: bytes) -> None:
+    """Save the image (a temporary file renamed into place, so a reader never sees half of one) and remove the
+    images of older sources. A home that cannot be written only costs the next start-up its speed."""
+    import os
+    import tempfile
+
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".index-", dir=where.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(image)
+            os.replace(tmp, where)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        for old in where.parent.glob("index-*.sqlite"):
+            if old != where and time.time() - old.stat().st_mtime > 60:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def readable_cards(cards_dir: Path) -> tuple[Card, ...]:
