@@ -190,17 +190,20 @@ class SearchIndex:
     """An in-memory FTS5 table over every document, plus the exact lookups that go before BM25."""
 
     def __init__(self, cards: tuple[Card, ...] | Callable[[], tuple[Card, ...]], catalog: Any, errors: ErrorIndex,
-                 image: bytes | None = None) -> None:
+                 image: bytes | None = None) -> None:  # catalog: the catalog, or a function that loads it
         """Build the index, or take it from `image` (what `image()` wrote for the same sources: the SQLite
         database with the documents beside it), which saves most of the build; a bad image is rebuilt.
-        `cards` may be a function that reads them: with an image they are read only when first needed."""
-        self.catalog = catalog
+        `cards` and `catalog` may be functions that read them: with an image they are read only when needed."""
+        self._catalog = catalog
         self.errors = errors
         self._cards = cards
-        self.options = sorted({o for f in catalog.flags for o in f.option_strings})
         self._lock = threading.Lock()
         self.from_image = image is not None and self._load_image(image)
         if not self.from_image:
+            catalog = self.catalog
+            self.options = sorted({o for f in catalog.flags for o in f.option_strings})
+            specs = {o: catalog.lookup(o) for o in self.options}  # the flag an option names, as the catalog says
+            self._primary = {o: spec.primary if spec else o for o, spec in specs.items()}
             self.docs: list[_Doc | _Shown] = [*_card_docs(self.cards), *_flag_docs(catalog), *_rule_docs(),
                                      *_error_docs(errors), *_model_docs()]
             self._db = sqlite3.connect(":memory:", check_same_thread=False)
@@ -212,6 +215,8 @@ class SearchIndex:
             self._db.execute("CREATE VIRTUAL TABLE options USING fts5(option, tokenize='trigram')")
             self._db.executemany("INSERT INTO options(rowid, option) VALUES (?, ?)",
                                  [(i, o[2:]) for i, o in enumerate(self.options)])
+            self._db.execute("CREATE TABLE primaries(option TEXT PRIMARY KEY, flag TEXT)")
+            self._db.executemany("INSERT INTO primaries VALUES (?, ?)", sorted(self._primary.items()))
             self._db.execute("CREATE TABLE shown(rowid INTEGER PRIMARY KEY, kind, id, title, summary, source)")
             self._db.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?)",
                                  [(i, d.kind, d.id, d.title, d.summary, d.source) for i, d in enumerate(self.docs)])
@@ -220,6 +225,13 @@ class SearchIndex:
         self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
         self._options_lower = {o.lower(): o for o in self.options}
         match_error("", errors)  # compiles the message templates once, here rather than in the first query
+
+    @property
+    def catalog(self) -> Any:
+        """The argument catalog (with an image, read only when first needed)."""
+        if callable(self._catalog):
+            self._catalog = self._catalog()
+        return self._catalog
 
     @property
     def cards(self) -> tuple[Card, ...]:
@@ -239,14 +251,18 @@ class SearchIndex:
             db.deserialize(image)
             rows = db.execute("SELECT rowid, kind, id, title, summary, source FROM shown ORDER BY rowid").fetchall()
             options = db.execute("SELECT count(*) FROM options").fetchone()[0]
+            primaries = dict(db.execute("SELECT option, flag FROM primaries"))
             db.execute("SELECT rowid FROM docs WHERE docs MATCH 'slime' LIMIT 1").fetchall()
         except (sqlite3.Error, ValueError, OverflowError, MemoryError):
             db.close()
             return False
-        if options != len(self.options) or any(row[0] != i or not all(isinstance(v, str) for v in row[1:])
-                                               for i, row in enumerate(rows)):
+        if any(row[0] != i or not all(isinstance(v, str) for v in row[1:]) for i, row in enumerate(rows)) \
+                or len(primaries) != options or not all(isinstance(o, str) and isinstance(f, str)
+                                                         for o, f in primaries.items()):
             db.close()
             return False
+        self.options = sorted(primaries)
+        self._primary = primaries
         self.docs = [_Shown(*row[1:]) for row in rows]
         self._db = db
         return True
@@ -305,8 +321,7 @@ class SearchIndex:
             typed = text.strip().split("=", 1)[0].split()[0].lower()  # `--flag value` and `--flag=value` too
             flag = self._options_lower.get(typed) or self._options_lower.get(normalise_flag(text))
             if flag:
-                spec = self.catalog.lookup(flag)
-                add("flag", spec.primary if spec else flag)
+                add("flag", self._primary.get(flag, flag))
             if _CODE_RE.match(text.strip().upper()):
                 add("rule", text.strip().upper())
         for m in match_error(text, self.errors, limit=limit):
@@ -324,8 +339,7 @@ class SearchIndex:
         looks_like_flag = len(terms) <= 6 and (text.strip().startswith("-") or "_" in text or "-" in text.strip())
         if looks_like_flag and not any(self.docs[i].kind == "flag" for i in picked):
             for option in self.close_flags(text):
-                spec = self.catalog.lookup(option)
-                add("flag", spec.primary if spec else option)
+                add("flag", self._primary.get(option, option))
         for i in snippets:
             if i not in picked:
                 picked.append(i)
@@ -432,10 +446,9 @@ def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
     of `ask` is mostly this), else built and its image saved for the next one."""
     from core.launch import load_catalog
 
-    catalog, errors = load_catalog(), load_error_index()
     where = _image_path(cards_dir, stamp)
     image = _read_image(where) if where is not None else None
-    index = SearchIndex(lambda: readable_cards(cards_dir), catalog, errors, image=image)
+    index = SearchIndex(lambda: readable_cards(cards_dir), load_catalog, load_error_index(), image=image)
     if where is not None and not index.from_image:
         _write_image(where, index.image())
     return index
