@@ -61,6 +61,7 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
     Only regular files are read, opened without blocking (core.paths.open_regular); directories are walked
     without recursion and with bounds (core.monitor.runs.walk_runs), whose notes go to `notes`.
     """
+    _import_lazily("pandas")  # the monitor's modules import it, reading needs it only for tables, later
     from core.monitor.sources import find_runs, open_run
     from core.monitor.wandb_proto import WandbProtoUnavailable
 
@@ -100,6 +101,37 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
             problems.extend(unreadable_parts(run))
         runs.extend(read)
     return runs, problems
+
+
+def _import_lazily(name: str) -> None:
+    """Let `import name` give a stand-in that imports the real module when one of its attributes is first
+    used, unless the module is loaded already. Only this command does it, in its own single-threaded process:
+    the monitor's modules import pandas, and `logs` needs it only for tables, if at all, so it starts reading
+    files first. (importlib.util.LazyLoader cannot do this on Python 3.11: a second `import` loads it.)"""
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    if name in sys.modules:
+        return
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return
+    if spec is None:
+        return
+
+    class _StandIn(types.ModuleType):
+        def __getattr__(self, attr: str):
+            if sys.modules.get(name) is self:
+                del sys.modules[name]
+            real = importlib.import_module(name)
+            return getattr(real, attr)
+
+    stand_in = _StandIn(name)
+    stand_in.__spec__ = spec
+    sys.modules[name] = stand_in
 
 
 def open_cache(enabled: bool, notes: list[str]):
@@ -215,11 +247,10 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
 
 
 def handle_logs(args: argparse.Namespace) -> int:
-    from core.monitor.verdicts import run_verdicts
-
     notes: list[str] = []
     cache = open_cache(not args.no_cache, notes)
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
+    from core.monitor.verdicts import run_verdicts
     results = [(run, run_verdicts(run)) for run in runs]
     code = exit_code(results, problems)
     if args.format == "json":
