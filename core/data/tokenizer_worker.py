@@ -99,7 +99,6 @@ def _worker_main(conn: Any, progress: Any, directory: str, limits: dict, preview
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         import huggingface_hub.constants as hub_constants
         from transformers import AutoTokenizer
