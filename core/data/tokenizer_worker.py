@@ -365,9 +365,10 @@ class TokenizerWorker:
                         results[i] = result
                     break
                 index, why = outcome  # the worker was stopped, or died, at todo[index] (None: the batch call)
-                if index is None:
+                if index is None and not one_by_one:
                     one_by_one = True  # count one by one to find the text the tokenizer cannot take
                     continue
+                index = min(index or 0, len(todo) - 1)
                 results[todo.pop(index)] = Result(None, stopped=why)
                 stops_left -= 1
             return [r if r is not None else Result(None, stopped="skipped") for r in results]
@@ -380,6 +381,7 @@ class TokenizerWorker:
             self._drop()
             self.start()
         conn, progress, process = self._conn, self._progress, self._process
+        progress[1], progress[2] = 0, 0  # a worker that dies before its first step was at the first job
         try:
             conn.send((jobs, kwargs, one_by_one, stops_left))
         except (RecursionError, pickle.PicklingError, TypeError):
