@@ -176,3 +176,13 @@ def test_batches_are_cut_by_characters_not_only_rows(tmp_path, monkeypatch):
     assert report.summary.rows_used == 10 and report.summary.prompt_tokens is not None
     assert len(sizes) >= 4 and all(chars < 50_000 + 24_100 for _, chars in sizes)
     assert sum(n for n, _ in sizes) == 10
+
+
+def test_a_prompt_the_tokenizer_refuses_is_found_among_its_batch(tmp_path):
+    """A lone surrogate fails the batch call; the worker counts that batch one by one to find the row."""
+    loaded = load_tokenizer(build_tokenizer(tmp_path / "surrogate"), limits=SMALL)
+    data = rows(3) + b'{"prompt": [{"role": "user", "content": "bad \\ud800 text"}], "label": "1"}\n' + rows(2)
+    report = check_bytes(data, "d.jsonl", CHAT, tokenizer=loaded, lengths=LengthSettings(rollout_max_prompt_len=500))
+    refused = [f for f in report.findings if f.code == "DATA045" and "cannot encode" in f.message]
+    assert [f.line for f in refused] == [4] and report.summary.stops_at_line == 4
+    assert report.summary.prompt_tokens is not None and loaded.worker.starts == 1
