@@ -101,6 +101,7 @@ class _Checker(_RowJudge):
         if not fast:
             input_key = _NO_SUCH_KEY
         rows_known_keys = rows_known_keys_metadata = 0
+        rows_without_label = [0, 0]  # rows holding only the prompt key (and the metadata key), no label
         text_lengths: list[int] = []
         chat_lengths: list[int] = []
         add_text_length, add_chat_length = text_lengths.append, chat_lengths.append
@@ -223,8 +224,11 @@ class _Checker(_RowJudge):
                         if listed <= max_listed:
                             findings.append(finding_for(check_label(row, keys), lineno))
                         label_faults[fault] += 1
-                        if fault == 0:
-                            count_keys(row)
+                        if fault == 0:  # no label key: its keys are the prompt's (and metadata), or others
+                            if len(row) == known_keys - 1 + (metadata is not None) and known_keys > 0:
+                                rows_without_label[metadata is not None] += 1
+                            else:
+                                count_keys(row)
                             add_length(chars)
                             continue
                 # The row is used as is: its numbers are its length, and its keys (counted without a
@@ -264,6 +268,10 @@ class _Checker(_RowJudge):
             self._add_keys(sorted({input_key, label_key} - {None}), rows_known_keys + rows_known_keys_metadata)
         if rows_known_keys_metadata:
             self._add_keys((metadata_key,), rows_known_keys_metadata)
+        if sum(rows_without_label):
+            self._add_keys((input_key,), sum(rows_without_label))
+        if rows_without_label[1]:
+            self._add_keys((metadata_key,), rows_without_label[1])
         if long_line is not None:
             self.finish_long_line(long_line, terminated=False)
         elif carry:
