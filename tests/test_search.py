@@ -305,3 +305,9 @@ def test_get_index_saves_its_image_in_the_home_and_the_next_process_reads_it(tmp
     finally:
         search_module._index_for.cache_clear()
         search_module._STAMPS.clear()
+
+
+def test_the_search_modules_cards_directory_is_the_cards_modules():
+    from core.knowledge.cards import CARDS_DIR
+
+    assert search_module.CARDS_DIR == CARDS_DIR

@@ -18,11 +18,12 @@ import time
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.knowledge.cards import CARDS_DIR, Card, parse_card
+if TYPE_CHECKING:
+    from core.knowledge.cards import Card
 from core.knowledge.errors import (
     ERRORS_PATH,
     ErrorEntry,
@@ -36,6 +37,9 @@ from core.knowledge.errors import (
 from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
 from core.pins import SLIME_SHORT
 
+# core.knowledge.cards.CARDS_DIR (a test keeps them equal): the cards module, with PyYAML and its models, is
+# imported only when cards are read, which an index taken from its saved image does not need to do.
+CARDS_DIR = Path(__file__).resolve().parents[2] / "knowledge" / "cards"
 KINDS = ("card", "section", "flag", "rule", "error", "model_script")
 KIND_TITLES = {"card": "Knowledge cards", "section": "Card sections", "flag": "Flags", "rule": "Our checks",
                "error": "slime error messages", "model_script": "Model scripts"}
@@ -512,6 +516,8 @@ def _write_image(where: Path, image: bytes) -> None:
 def readable_cards(cards_dir: Path) -> tuple[Card, ...]:
     """Every card that parses (a card being written and not valid yet is left out of the search, not fatal:
     the card tests name it), sorted by title."""
+    from core.knowledge.cards import parse_card
+
     cards = []
     for path in sorted(Path(cards_dir).glob("*.md")):
         try:
