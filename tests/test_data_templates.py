@@ -186,3 +186,19 @@ def test_a_prompt_the_tokenizer_refuses_is_found_among_its_batch(tmp_path):
     refused = [f for f in report.findings if f.code == "DATA045" and "cannot encode" in f.message]
     assert [f.line for f in refused] == [4] and report.summary.stops_at_line == 4
     assert report.summary.prompt_tokens is not None and loaded.worker.starts == 1
+
+
+def test_the_command_line_takes_the_bounds_and_names_the_stop(tmp_path, capsys):
+    from core.cli import main
+
+    directory = build_tokenizer(tmp_path / "cli", chat_template=HOSTILE["nested-loops"][0])
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(rows(2))
+    code = main(["check-data", str(data), "--input-key", "prompt", "--label-key", "label", "--apply-chat-template",
+                 "--tokenizer", str(directory), "--template-seconds", "1", "--template-memory-mb", "256",
+                 "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    stopped = [f for f in out["findings"] if f["code"] == "DATA042"]
+    assert code == 1 and len(stopped) == 2 and all("ran for over 1 s" in f["message"] for f in stopped)
+    assert main(["check-data", str(data), "--tokenizer", str(directory), "--template-seconds", "0"]) == 2
+    assert "--template-seconds must be more than 0" in capsys.readouterr().err
