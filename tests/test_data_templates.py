@@ -202,3 +202,38 @@ def test_the_command_line_takes_the_bounds_and_names_the_stop(tmp_path, capsys):
     assert code == 1 and len(stopped) == 2 and all("ran for over 1 s" in f["message"] for f in stopped)
     assert main(["check-data", str(data), "--tokenizer", str(directory), "--template-seconds", "0"]) == 2
     assert "--template-seconds must be more than 0" in capsys.readouterr().err
+
+
+def test_a_worker_starts_from_a_thread_of_a_script_elsewhere_without_rerunning_its_main(tmp_path):
+    """As under Streamlit: the check runs in a thread of a process whose main module is a script file, started
+    from another directory, with the app on sys.path only at run time. The worker must not run the script
+    again, and must import this copy of the app."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    script = tmp_path / "app.py"
+    script.write_text(
+        "import sys, threading\n"
+        f"sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]\n"
+        "print('main ran')\n"
+        "def job():\n"
+        "    from pathlib import Path\n"
+        "    from tokenizer_builder import build_tokenizer\n"
+        "    from core.data.rules import DataKeys\n"
+        "    from core.data.scan import check_bytes\n"
+        "    from core.data.tokens import load_tokenizer\n"
+        f"    loaded = load_tokenizer(build_tokenizer(Path({str(tmp_path / 'tok')!r})))\n"
+        "    report = check_bytes(b'{\"prompt\": [{\"role\": \"user\", \"content\": \"hi\"}]}\\n', 'd.jsonl',\n"
+        "                         DataKeys(input_key='prompt', apply_chat_template=True), tokenizer=loaded)\n"
+        "    print('counted', report.summary.prompt_tokens.max)\n"
+        "if __name__ == '__main__':\n"
+        "    thread = threading.Thread(target=job)\n"
+        "    thread.start()\n"
+        "    thread.join()\n")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, env=env,
+                          timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("main ran") == 1 and "counted " in done.stdout, done.stdout + done.stderr

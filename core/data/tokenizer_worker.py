@@ -231,13 +231,17 @@ _CONTEXT_LOCK = threading.Lock()
 
 def _context() -> Any:
     """The forkserver context, its server importing transformers once (falls back to spawn where there is no
-    forkserver)."""
+    forkserver).
+
+    Only transformers is preloaded, never this app's own modules: Python 3.11's forkserver imports its
+    preloads with its own sys.path (not the app's), which could find another copy of the app; each worker
+    imports this module itself, after taking the app's sys.path."""
     with _CONTEXT_LOCK:
         try:
             ctx = multiprocessing.get_context("forkserver")
         except ValueError:
             return multiprocessing.get_context("spawn")
-        ctx.set_forkserver_preload(["core.data.tokenizer_worker", "transformers"])
+        ctx.set_forkserver_preload(["transformers"])
         return ctx
 
 
