@@ -4,10 +4,10 @@ Generates a file of --lines lines (default 1,000,000, about 650 bytes each: half
 messages, plus a few bad lines), then times, each in a fresh process and interleaved --repeat times:
 a bare `orjson.loads` loop, optionally Python's `json.loads` loop, and core.data_check.check_path with
 `--input-key prompt --label-key label --apply-chat-template`. Prints lines/s, peak RSS and the ratio to
-the bare loop. With --parquet, the same for a parquet file against pyarrow's batch reading (what slime
+the bare loop, in wall time and in CPU time (steadier on a busy machine). With --parquet, the same for a parquet file against pyarrow's batch reading (what slime
 does). Speed targets live here, never in timed tests.
 
-    .venv/bin/python benchmarks/bench_data.py                 # 1M lines, compact and spaced files
+    .venv/bin/python benchmarks/bench_data.py                 # 1M lines: compact, spaced and mixed files
     .venv/bin/python benchmarks/bench_data.py --lines 200000 --style spaced --json-loop --parquet
 """
 
@@ -33,8 +33,12 @@ BAD_LINES = {  # line index -> what is wrong with it (a few, spread over the fil
 }
 
 
-def generate(path: Path, lines: int, style: str, seed: int = 1234) -> None:
-    """Write the benchmark file: deterministic, ~650 bytes a line, both prompt formats, a few bad lines."""
+def generate(path: Path, lines: int, style: str, seed: int = 1234, repeated: bool = False) -> None:
+    """Write the benchmark file: deterministic, ~650 bytes a line, both prompt formats, a few bad lines.
+
+    style: compact (orjson), spaced (json.dumps, non-ASCII kept), or mixed (each line one or the other at
+    random, json.dumps escaping non-ASCII, a tenth of the prompts with non-ASCII text); with `repeated`,
+    every other row has no label."""
     import orjson
 
     rng = random.Random(seed)
@@ -42,13 +46,17 @@ def generate(path: Path, lines: int, style: str, seed: int = 1234) -> None:
     bad_at = {int(fraction * lines): what for fraction, what in BAD_LINES.items()} if lines >= 20 else {}
 
     def encode(row: dict) -> bytes:
-        if style == "compact":
+        if style == "compact" or (style == "mixed" and rng.random() < 0.5):
             return orjson.dumps(row)
+        if style == "mixed":  # json.dumps with every default: spaced, non-ASCII escaped
+            return json.dumps(row).encode()
         return json.dumps(row, ensure_ascii=False).encode()
 
     with open(path, "wb") as handle:
         for i in range(lines):
             text = texts[i % len(texts)]
+            if style == "mixed" and i % 10 == 3:
+                text = text + " (données, 数学: x² − 1 = 0)"
             label = str((i * 7919) % 1000003)
             metadata = {"source_name": "synthetic-math", "index": i}
             if i % 2:
@@ -56,6 +64,8 @@ def generate(path: Path, lines: int, style: str, seed: int = 1234) -> None:
                                   {"role": "user", "content": text}], "label": label, "metadata": metadata}
             else:
                 row = {"prompt": text, "label": label, "metadata": metadata}
+            if repeated and i % 2:
+                del row["label"]  # one finding on half the rows: counted, its first rows listed
             what = bad_at.get(i)
             if what == "invalid JSON":
                 handle.write(encode(row)[:-3] + b"\n")
@@ -113,7 +123,7 @@ def worker(kind: str, path: str) -> dict:
     from core.data.scan import check_path
 
     before = _peak_rss_mb()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     result: dict = {}
     if kind == "orjson":
         with open(path, "rb") as handle:
@@ -140,8 +150,8 @@ def worker(kind: str, path: str) -> dict:
         s = report.summary
         result = {"rows_used": s.rows_used, "rows_skipped": s.rows_skipped, "rows_crash": s.rows_crash,
                   "findings": s.findings_by_code}
-    seconds = time.perf_counter() - started
-    return {"seconds": seconds, "rss_before_mb": before, "rss_peak_mb": _peak_rss_mb(), **result}
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    return {"seconds": seconds, "cpu": cpu, "rss_before_mb": before, "rss_peak_mb": _peak_rss_mb(), **result}
 
 
 def _peak_rss_mb() -> float:
@@ -172,15 +182,18 @@ def bench_file(path: Path, lines: int, repeat: int, kinds: list[str]) -> None:
             runs[kind].append(measure(kind, path))
     baseline = kinds[0]
     bare = statistics.median(r["seconds"] for r in runs[baseline])
+    bare_cpu = statistics.median(r["cpu"] for r in runs[baseline])
     for kind in kinds:
         secs = [r["seconds"] for r in runs[kind]]
         median = statistics.median(secs)
+        cpu = statistics.median(r["cpu"] for r in runs[kind])
         peak = max(r["rss_peak_mb"] for r in runs[kind])
         base = min(r["rss_before_mb"] for r in runs[kind])
         ratios = [r["seconds"] / o["seconds"] for r, o in zip(runs[kind], runs[baseline], strict=True)]
         print(f"  {kind:8} median {median:6.2f} s  ({lines / median:>10,.0f} lines/s)  runs "
               f"{', '.join(f'{s:.2f}' for s in secs)}  x {baseline}: {median / bare:.2f} (per run "
-              f"{', '.join(f'{r:.2f}' for r in ratios)})  peak RSS {peak:,.0f} MB (after imports {base:,.0f} MB)")
+              f"{', '.join(f'{r:.2f}' for r in ratios)})  CPU median {cpu:.2f} s, x {baseline}: "
+              f"{cpu / bare_cpu:.2f}  peak RSS {peak:,.0f} MB (after imports {base:,.0f} MB)")
     check = runs["check"][-1]
     print(f"  check verdict: used {check['rows_used']:,}, skipped {check['rows_skipped']}, crash "
           f"{check['rows_crash']}; findings {check['findings']}")
@@ -189,8 +202,11 @@ def bench_file(path: Path, lines: int, repeat: int, kinds: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
-    parser.add_argument("--style", choices=("compact", "spaced", "both"), default="both",
-                        help="compact: orjson.dumps; spaced: json.dumps defaults (', ' and ': ')")
+    parser.add_argument("--style", choices=("compact", "spaced", "mixed", "all"), default="all",
+                        help="compact: orjson.dumps; spaced: json.dumps (', ' and ': '); mixed: each line one "
+                             "or the other, non-ASCII escaped in the spaced ones")
+    parser.add_argument("--repeated", action="store_true", help="also a mixed file where half the rows have "
+                        "no label (one finding repeated on half the rows)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json-loop", action="store_true", help="also time a Python json.loads loop")
     parser.add_argument("--parquet", action="store_true", help="also time a parquet file of the same size")
@@ -202,13 +218,14 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(worker(*args.worker)))
         return 0
     kinds = ["orjson", "check"] + (["json"] if args.json_loop else [])
-    styles = ["compact", "spaced"] if args.style == "both" else [args.style]
+    styles = ["compact", "spaced", "mixed"] if args.style == "all" else [args.style]
+    cases = [(style, False) for style in styles] + ([("mixed", True)] if args.repeated else [])
     directory = args.dir or Path(tempfile.mkdtemp(prefix="bench-data-"))
     directory.mkdir(parents=True, exist_ok=True)
-    for style in styles:
-        path = directory / f"bench-{style}-{args.lines}.jsonl"
+    for style, repeated in cases:
+        path = directory / f"bench-{style}{'-repeated' if repeated else ''}-{args.lines}.jsonl"
         started = time.perf_counter()
-        generate(path, args.lines, style)
+        generate(path, args.lines, style, repeated=repeated)
         print(f"generated {path} in {time.perf_counter() - started:.1f} s")
         try:
             bench_file(path, args.lines, args.repeat, kinds)

@@ -6,7 +6,8 @@ a system and a user message, 60 to 400 words), then, each in a fresh process:
 - bare: `tokenizer(rendered_prompts, add_special_tokens=False)` over the prompts already rendered with the
   chat template (the call slime's length filter makes, slime/utils/data.py:130);
 - render + bare: the same, plus rendering every row with apply_chat_template first (what slime does before);
-- full check: core.data.scan.check_path with the tokenizer, --apply-chat-template and a prompt limit.
+- full check: core.data.scan.check_path with the tokenizer, --apply-chat-template and a prompt limit (its
+  rendering and counting run in the tokenizer's worker process; CPU is the app's plus the worker's).
 Prints seconds, rows/s, the ratio of the full check to the bare call and peak RSS; with --memory, also the
 full check's peak RSS on half and double the rows (memory should stay flat with the file size).
 
@@ -67,19 +68,34 @@ def generate(path: Path, rows: int) -> None:
 CHILD = r"""
 import json, resource, sys, time
 mode, data, tok_dir, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-from core.data.tokens import load_tokenizer, LengthSettings
-loaded = load_tokenizer(tok_dir)
-tokenizer = loaded.tokenizer
+import os
+
+def worker_usage(pid):
+    # CPU seconds and peak RSS (MB) of the tokenizer's worker process (a child of the forkserver, not ours)
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    hwm = [l for l in open(f"/proc/{pid}/status") if l.startswith("VmHWM:")][0].split()[1]
+    return cpu, int(hwm) / 1024
+
 if mode == "full":
+    from core.data.tokens import load_tokenizer, LengthSettings
     from core.data.rules import DataKeys
     from core.data.scan import check_path
+    loaded = load_tokenizer(tok_dir)
+    pid = loaded.worker._process.pid
+    worker_cpu_before, _ = worker_usage(pid)
     started, cpu = time.perf_counter(), time.process_time()
     report = check_path(data, DataKeys(input_key="prompt", label_key="label", apply_chat_template=True),
                         tokenizer=loaded, lengths=LengthSettings(rollout_max_prompt_len=limit))
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    worker_cpu, worker_peak = worker_usage(pid)
     extra = {"dropped": report.summary.dropped_for_length, "tokens": report.summary.prompt_tokens.model_dump(),
-             "rows": report.summary.rows}
+             "rows": report.summary.rows, "app_cpu": cpu, "worker_cpu": worker_cpu - worker_cpu_before,
+             "worker_peak_mb": worker_peak, "worker_starts": loaded.worker.starts}
+    cpu += worker_cpu - worker_cpu_before
 else:
+    from transformers import AutoTokenizer
+    tokenizer = AutoTokenizer.from_pretrained(tok_dir, local_files_only=True)
     rows = [json.loads(line) for line in open(data, encoding="utf-8")]
     started = time.perf_counter()
     rendered = [tokenizer.apply_chat_template(r["prompt"], tools=None, tokenize=False, add_generation_prompt=True)
@@ -125,6 +141,9 @@ def main() -> int:
     print(f"rendering with the template: {bare['render_seconds']:6.2f} s wall (before that call, in slime too)")
     print(f"full check with tokenizer:   {full['seconds']:6.2f} s wall, {full['cpu']:6.2f} s CPU "
           f"({args.rows / full['seconds']:,.0f} rows/s), peak RSS {full['peak_mb']:.0f} MB")
+    print(f"  of which the app's process {full['app_cpu']:.2f} s CPU; the tokenizer's worker process "
+          f"{full['worker_cpu']:.2f} s CPU, peak RSS {full['worker_peak_mb']:.0f} MB, started "
+          f"{full['worker_starts']} time(s)")
     print(f"ratio to the bare call: {full['seconds'] / bare['seconds']:.2f}x wall, {full['cpu'] / bare['cpu']:.2f}x "
           f"CPU; to render + bare call: {full['seconds'] / (bare['seconds'] + bare['render_seconds']):.2f}x wall")
     print(f"rows dropped for length {args.limit}: {full['dropped']:,} (same as the direct run); "
@@ -136,7 +155,8 @@ def main() -> int:
                 generate(path, rows)
             result = child("full", path, tok_dir, args.limit)
             print(f"full check on {rows:,} rows ({path.stat().st_size / 1e6:.0f} MB): "
-                  f"{result['seconds']:.2f} s, peak RSS {result['peak_mb']:.0f} MB")
+                  f"{result['seconds']:.2f} s, peak RSS {result['peak_mb']:.0f} MB (app), "
+                  f"{result['worker_peak_mb']:.0f} MB (tokenizer's worker)")
     return 0
 
 

@@ -9,6 +9,7 @@ Nothing is changed or written; uploaded text is shown only as code, plain text o
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import streamlit as st
 from pydantic import ValidationError
@@ -88,8 +89,9 @@ NO_TOKENIZER, TOKENIZER_DIR, TOKENIZER_UPLOAD = ("No tokenizer", "A directory on
 
 
 @st.cache_resource(max_entries=4, show_spinner="Loading the tokenizer")
-def cached_tokenizer_dir(path: str, stamp: float) -> LoadedTokenizer:
-    return load_tokenizer(path)
+def cached_tokenizer_dir(path: str, stamp: float, roots: tuple[str, ...]) -> LoadedTokenizer:
+    # every file the tokenizer loads is read under the roots rule (no link out of them)
+    return load_tokenizer(path, roots=[Path(r) for r in roots])
 
 
 @st.cache_resource(max_entries=4, show_spinner="Loading the tokenizer")
@@ -139,7 +141,8 @@ def get_tokenizer(source: str, given: object) -> tuple[LoadedTokenizer | None, s
     try:
         if source == TOKENIZER_DIR:
             allowed = resolve_allowed(str(given or ""), want="dir")
-            return cached_tokenizer_dir(str(allowed.path), allowed.path.stat().st_mtime), None
+            roots = tuple(str(r) for r in configured_roots())
+            return cached_tokenizer_dir(str(allowed.path), allowed.path.stat().st_mtime, roots), None
         if source == TOKENIZER_UPLOAD:
             if not given:
                 return None, "No tokenizer files were uploaded."

@@ -541,14 +541,35 @@ def clean_rows(spaced: bool) -> bytes:
     return b"\n".join(rows) + b"\n"
 
 
+def repeated_label_rows() -> bytes:
+    """Issue 22: one finding repeated on many rows (missing, null and blank labels), past the listing cap."""
+    rows = []
+    for i in range(1200):
+        prompt: object = f"question {i}"
+        if i % 2:
+            prompt = [{"role": "user", "content": f"q{i}"}]
+        row: dict = {"prompt": prompt, "label": [MISSING_LABEL, None, "", "  ", str(i)][i % 5]}
+        if row["label"] is MISSING_LABEL:
+            del row["label"]
+        if i % 7 == 0:
+            row["metadata"] = {"n": i}
+        rows.append(json.dumps(row, separators=(",", ":") if i % 3 else (", ", ": ")).encode())
+    return b"\n".join(rows) + b"\n"
+
+
+MISSING_LABEL = object()
+
+
 @pytest.mark.parametrize("keys", [PROMPT_LABEL, CHAT, DataKeys(input_key="prompt"), DataKeys(label_key="label"),
                                   DataKeys(input_key="prompt", label_key="prompt", metadata_key="label")], ids=str)
-@pytest.mark.parametrize("source", ["varied", "clean", "clean-spaced", "text_ok.jsonl", "chat_ok.jsonl",
-                                    "mixed_problems.jsonl"], ids=str)
+@pytest.mark.parametrize("source", ["varied", "clean", "clean-spaced", "repeated-labels", "text_ok.jsonl",
+                                    "chat_ok.jsonl", "mixed_problems.jsonl"], ids=str)
 def test_fast_route_gives_the_same_report_as_the_validators(monkeypatch, keys, source):
     """The fast route (plain rows only counted) must report exactly what the validators report."""
     if source.startswith("clean"):
         content = clean_rows(source.endswith("spaced"))
+    elif source == "repeated-labels":
+        content = repeated_label_rows()
     else:
         content = varied_rows() if source == "varied" else (FIXTURES / source).read_bytes()
     fast = check_bytes(content, "d.jsonl", keys).model_dump()

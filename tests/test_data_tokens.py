@@ -190,21 +190,34 @@ def test_unusable_directories_get_a_message(tmp_path, make):
 
 
 def test_loading_never_touches_the_network(tok_dir, monkeypatch):
-    def refuse(*args, **kwargs):
+    """No network socket in this process (the tokenizer's worker is reached over a local Unix socket; the
+    worker itself loads offline, as the worker's own environment says)."""
+    connect = socket.socket.connect
+
+    def refuse(sock, *args, **kwargs):
+        if sock.family != socket.AF_UNIX:
+            raise AssertionError("network used")
+        return connect(sock, *args, **kwargs)
+
+    def refuse_any(*args, **kwargs):
         raise AssertionError("network used")
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse_any)
     assert load_tokenizer(tok_dir).info.vocab_size > 256
 
 
-def test_transformers_loads_only_with_a_tokenizer_and_never_imports_torch(tok_dir):
+def test_transformers_loads_only_in_the_tokenizers_worker_and_never_imports_torch(tok_dir):
+    """transformers is imported only by the tokenizer's worker process (never by the app's own), and torch
+    by neither: the worker's mapped libraries hold the tokenizers library and no torch."""
     code = ("import sys, core.data.scan, core.cli.check_data, core.data.charts; "
             "before = 'transformers' in sys.modules; "
-            f"from core.data.tokens import load_tokenizer; load_tokenizer({str(tok_dir)!r}); "
-            "print(before, 'transformers' in sys.modules, 'torch' in sys.modules)")
+            f"from core.data.tokens import load_tokenizer; loaded = load_tokenizer({str(tok_dir)!r}); "
+            "maps = open(f'/proc/{loaded.worker._process.pid}/maps').read(); "
+            "print(before, 'transformers' in sys.modules, 'torch' in sys.modules, 'tokenizers' in maps, "
+            "'torch' in maps)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "True", "False"]
+    assert out.split() == ["False", "False", "False", "True", "False"]
 
 
 @pytest.mark.parametrize("value", ['{"tools": 1}', "[1]", "{bad", '{"a":' * 5000])

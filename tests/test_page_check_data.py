@@ -268,3 +268,53 @@ def test_a_row_slice_with_5000_digits_is_a_message_on_the_page(app_env, make_app
     at.text_input(key="cd_path").input(f"{data}@[{'9' * 5000}:]").run()
     at.button(key="cd_run").click().run()
     assert not at.exception and any("4,300 digits" in unescaped(e.value) for e in at.error)
+
+
+def test_a_chat_template_linked_out_of_the_roots_is_refused_and_never_shown(app_env, make_app, tmp_path,
+                                                                           monkeypatch):
+    """Issue 22, defect 3: a tokenizer directory inside the roots whose chat_template.jinja links to a file
+    outside them; the file's text was shown under "Rendered prompts"."""
+    import pytest
+
+    pytest.importorskip("transformers")
+    from tokenizer_builder import build_tokenizer
+
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("TOP-SECRET-LINE {{ messages }}")
+    tok_dir = build_tokenizer(tmp_path / "roots" / "model")
+    (tok_dir / "chat_template.jinja").symlink_to(secret)
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path / "roots"))
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_input_key").input("prompt")
+    at.checkbox(key="cd_template").check()
+    at.radio(key="cd_tok_source").set_value("A directory on this machine").run()
+    at.text_input(key="cd_tok_path").input(str(tok_dir))
+    upload_and_check(at, "d.jsonl", b'{"prompt": "hello world"}\n')
+    assert any("chat_template.jinja leads outside the directories this app may read" in unescaped(w.value)
+               for w in at.warning)
+    shown = [c.value for c in at.code] + [m.value for m in at.markdown] + [w.value for w in at.warning]
+    assert not any("TOP-SECRET" in text for text in shown)
+
+
+def test_an_uploaded_hostile_template_is_stopped_and_the_page_says_why(app_env, make_app, tmp_path):
+    """Issue 22, defect 2, the page's path: a template with a ten-megabyte output, uploaded."""
+    import pytest
+
+    pytest.importorskip("transformers")
+    from tokenizer_builder import build_tokenizer
+
+    tok_dir = build_tokenizer(tmp_path / "model", chat_template="{% for i in range(100000) %}{{ 'y' * 100 }}"
+                                                                "{% endfor %}")
+    at = open_page(app_env, make_app)
+    at.text_input(key="cd_input_key").input("prompt")
+    at.checkbox(key="cd_template").check()
+    at.radio(key="cd_tok_source").set_value("Upload tokenizer files").run()
+    at.file_uploader(key="cd_tok_upload").set_value([
+        (name, (tok_dir / name).read_bytes(), "application/json") for name in ("tokenizer.json",
+                                                                               "tokenizer_config.json")])
+    at.run()
+    upload_and_check(at, "d.jsonl", b'{"prompt": "hello world"}\n')
+    messages = " ".join(unescaped(e.value) for e in [*at.error, *at.warning, *at.markdown])
+    assert "(tokenizer_config.json) was stopped on this row: its output passed" in messages
+    assert "Traceback" not in messages

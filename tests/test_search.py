@@ -220,3 +220,43 @@ def test_about_a_flag_names_the_cards_and_the_messages_that_check_it(index):
     assert "batch-size" in [c.id for c in cards]
     assert "slime/utils/arguments.py:1974" in [e.id for e in messages]
     assert index.about_flag("--no-such-flag", "no_such_flag") == ([], [])
+
+
+@pytest.mark.parametrize("how", ["argv", "stdin"])
+def test_ask_with_bytes_that_are_not_utf8_searches_and_says_so(how):
+    """Issue 22, defect 4: `ask $'--rollout-batch\\xff'` (or the same bytes piped) ended in a
+    UnicodeEncodeError traceback from the trigram lookup."""
+    import os
+
+    query = b"--rollout-batch\xff"
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict"}
+    args = [sys.executable, "-m", "core", "ask", "--format", "json", "--limit", "3"]
+    if how == "argv":
+        done = subprocess.run([*args, os.fsdecode(query)], capture_output=True, cwd=ROOT, env=env, timeout=120)
+    else:
+        done = subprocess.run([*args, "-"], input=query, capture_output=True, cwd=ROOT, env=env, timeout=120)
+    stderr = done.stderr.decode()
+    assert done.returncode == 0 and "Traceback" not in stderr, stderr
+    assert "bytes that are not UTF-8" in stderr
+    results = json.loads(done.stdout.decode("utf-8"))["results"]
+    assert results[0]["id"] == "--rollout-batch-size"
+
+
+def test_search_takes_lone_surrogates_from_any_caller(index):
+    for query in ("--rollout-batch\udcff", "kl loss \ud800", "\udcff\udcfe", "AssertionError: \udcff"):
+        assert isinstance(index.search(query), list)
+        assert isinstance(index.close_flags(query), list)
+
+
+QUERIES = ("--rollout-batch-size", "--rolout-batch-size", "SLIME003", "kl loss", "rollout batch size",
+           "AssertionError: Only one of kl_coef and kl_loss_coef can be set", "qwen3 4b", "dynamic sampling")
+
+
+def _results(index):
+    return [[(r.kind, r.id, r.title, r.snippet, r.source) for r in index.search(q, limit=8)] for q in QUERIES]
+
+
+def test_the_search_modules_cards_directory_is_the_cards_modules():
+    from core.knowledge.cards import CARDS_DIR
+
+    assert search_module.CARDS_DIR == CARDS_DIR

@@ -224,3 +224,65 @@ def test_status_comes_from_user_actions_only():
     assert rows["grpo"] == "done" and rows["async"] == "started" and rows["monitor"] == "not started"
     started = WorkflowRecord(workflow="check_data", status="started", updated_at=1.0)
     assert {r.workflow.id: r.status for r in status_rows({"check_data": started})}["check_data"] == "started"
+
+
+def _race_opener(base, rounds, barrier, results):
+    notices = []
+    for r in range(rounds):
+        barrier.wait(30)
+        store = Store(f"{base}/round-{r}/store")
+        store.save_profile(_profile(name=f"p{r}"))
+        notices += [n.message for n in store.notices]
+        store.close()
+    results.put(notices)
+
+
+def test_two_processes_creating_one_fresh_store_never_set_it_aside(tmp_path):
+    """Issue 22, defect 6: two processes opening a fresh store at the same moment, many rounds. Before the
+    lock file, one saw the other's half-created database in most rounds, declared it damaged and renamed the
+    healthy store aside."""
+    rounds = 40
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=_race_opener, args=(str(tmp_path), rounds, barrier, results)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    notices = [results.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    assert notices == [[], []]
+    for r in range(rounds):
+        names = sorted(p.name for p in (tmp_path / f"round-{r}").iterdir())
+        assert names == [".store.lock", "store"]  # nothing renamed aside
+        store = Store(tmp_path / f"round-{r}" / "store")
+        assert store.list_profiles() == [f"p{r}"] and store.notices == []
+        store.close()
+
+
+def test_a_store_held_by_another_opener_is_waited_for_then_used(tmp_path, monkeypatch):
+    from core.memory import store as store_module
+
+    directory = tmp_path / "store"
+    with store_module.creation_lock(directory):
+        monkeypatch.setattr(store_module, "OPEN_LOCK_SECONDS", 0.2)
+        busy = Store(directory)
+    assert "another process" in busy.notices[0].message and not directory.with_name("store.unreadable").exists()
+    busy.close()
+    free = Store(directory)
+    assert free.notices == []
+    free.close()
+
+
+def test_the_lock_file_falls_back_inside_the_store_and_never_follows_a_link(tmp_path):
+    """A lock file beside the store that is a symlink (planted, or a parent that cannot hold one) is not
+    followed; the lock is then taken inside the store directory."""
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("not the app's")
+    (tmp_path / "store").mkdir()
+    (tmp_path / ".store.lock").symlink_to(outside)
+    store = Store(tmp_path / "store")
+    store.save_profile(_profile())
+    assert store.notices == [] and (tmp_path / "store" / ".open.lock").is_file()
+    assert outside.read_text() == "not the app's"
+    store.close()

@@ -171,7 +171,7 @@ def test_deleted_and_damaged_value_files_are_reported(store_dir):
     files = {k: f for k, f in sqlite3.connect(store_dir / "cache.db").execute(
         "SELECT key, filename FROM Cache WHERE filename IS NOT NULL")}
     (store_dir / files["record:default:grpo"]).unlink()
-    (store_dir / files["record:default:async"]).write_bytes(os.urandom(500))
+    (store_dir / files["record:default:async"]).write_bytes(b"\x80\x04\xff" + os.urandom(497))  # a bad opcode
     s = Store(store_dir)
     [notice] = s.notices
     assert "the progress of GRPO setup (profile default) (its value file was deleted)" in notice.message

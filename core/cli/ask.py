@@ -42,11 +42,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_ask, extra_words=[])
 
 
-def read_query(words: list[str]) -> str:
-    """The query from the command line, or from stdin for `-` (read up to MAX_STDIN_CHARS characters)."""
+def read_query(words: list[str]) -> tuple[str, bool]:
+    """The query from the command line, or from stdin for `-` (read up to MAX_STDIN_CHARS characters), and
+    whether it held bytes that are not UTF-8 (each run of them becomes U+FFFD, so the search sees valid text)."""
     if words == ["-"]:
-        return sys.stdin.read(MAX_STDIN_CHARS)
-    return " ".join(words)
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # a text stream (tests, embedding): already decoded
+            raw = sys.stdin.read(MAX_STDIN_CHARS).encode("utf-8", "surrogateescape")
+        else:
+            raw = buffer.read(MAX_STDIN_CHARS * 4)
+    else:
+        raw = " ".join(words).encode("utf-8", "surrogateescape")  # argv keeps undecodable bytes as surrogates
+    try:
+        return raw.decode("utf-8")[:MAX_STDIN_CHARS], False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace")[:MAX_STDIN_CHARS], True
 
 
 def run_ask(args: argparse.Namespace) -> int:
@@ -55,10 +65,13 @@ def run_ask(args: argparse.Namespace) -> int:
         print(f"ask: --limit must be between 1 and {MAX_LIMIT}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        query = read_query([*args.query, *args.extra_words])
-    except UnicodeDecodeError:
-        print("ask: stdin is not UTF-8 text", file=sys.stderr)
+        query, replaced = read_query([*args.query, *args.extra_words])
+    except UnicodeError:  # a lone surrogate in a text stream
+        print("ask: the query is not text that can be searched", file=sys.stderr)
         return EXIT_USAGE
+    if replaced:
+        print("ask: the query holds bytes that are not UTF-8; they were searched as U+FFFD (the replacement "
+              "character)", file=sys.stderr)
     if not query.strip():
         print("ask: give something to look up (a flag, a rule code, an error message or words)", file=sys.stderr)
         return EXIT_USAGE

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from core.cli.output import say, write_json, write_text
 from core.data.rules import DataKeys, settings_errors
 from core.data.scan import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
-from core.data.tokens import LengthSettings, TokenizerUnusable, load_tokenizer
+from core.data.tokens import LengthSettings, TemplateLimits, TokenizerUnusable, load_tokenizer
 from core.findings import dumps
 
 EXIT_OK, EXIT_WOULD_FAIL, EXIT_CANNOT_CHECK = 0, 1, 2
@@ -48,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="the model's context length in SGLang (default: from config.json, SGLang's rule)")
     tokens.add_argument("--apply-chat-template-kwargs", default=None, metavar="JSON",
                         help='extra arguments for the chat template, e.g. \'{"enable_thinking": false}\'')
+    tokens.add_argument("--template-seconds", type=float, default=TemplateLimits().seconds, metavar="S",
+                        help="stop the chat template on a row after S seconds (default %(default)g)")
+    tokens.add_argument("--template-memory-mb", type=int, default=TemplateLimits().memory_mb, metavar="MB",
+                        help="memory the tokenizer's worker may use beyond the loaded tokenizer "
+                             "(default %(default)d)")
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
     parser.add_argument("--max-listed", type=int, default=MAX_LISTED_PER_CODE, metavar="N",
                         help=f"list at most N findings of each code (default {MAX_LISTED_PER_CODE})")
@@ -77,10 +82,15 @@ def run_check_data(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         say(f"check-data: {_first_error(exc)}")
         return EXIT_CANNOT_CHECK
+    if not 0 < args.template_seconds <= 600 or not 64 <= args.template_memory_mb <= 65536:
+        say("check-data: --template-seconds must be more than 0 and at most 600, --template-memory-mb between 64 "
+            "and 65536")
+        return EXIT_CANNOT_CHECK
+    limits = TemplateLimits(seconds=args.template_seconds, memory_mb=args.template_memory_mb)
     tokenizer, tokenizer_problem = None, None
     if args.tokenizer:
         try:
-            tokenizer = load_tokenizer(args.tokenizer)
+            tokenizer = load_tokenizer(args.tokenizer, limits=limits)
         except TokenizerUnusable as exc:
             tokenizer_problem = f"The tokenizer at {args.tokenizer} was not used: {exc}"
             say(f"check-data: {tokenizer_problem}")

@@ -7,12 +7,13 @@ from __future__ import annotations
 import argparse
 import os
 import stat
+from typing import TYPE_CHECKING
 
-from core.monitor.gpu import RunGpus, read_run_gpus
-from core.monitor.gpu.judge import summarize_host
-from core.monitor.gpu.models import SOURCE_LABELS
-from core.monitor.runs import RunData
 from core.paths import expand_user, file_kind
+
+if TYPE_CHECKING:  # the monitor (numpy) is imported when GPU data is read, not for --help
+    from core.monitor.gpu import RunGpus
+    from core.monitor.runs import RunData
 
 MAX_GPUS_LISTED = 16
 
@@ -46,6 +47,8 @@ def named_gpu_logs(paths: list[str], problems: list[str]) -> list[str]:
 
 def gpus_of(runs: list[RunData], gpu_logs: list[str]) -> list[RunGpus]:
     """Each run's GPU data, in the order of `runs`."""
+    from core.monitor.gpu import read_run_gpus
+
     return [read_run_gpus(run, gpu_logs) for run in runs]
 
 
@@ -62,12 +65,16 @@ def gpus_json(g: RunGpus) -> list[dict]:
 
 def gpu_files_json(g: RunGpus) -> dict:
     """`runs[].gpu_data`: the files read, what was skipped, where it looked, and each node's CPU and memory."""
+    from core.monitor.gpu.judge import summarize_host
+
     return {"files": [f.model_dump() for f in g.data.files], "notes": g.data.notes, "looked_in": g.looked_in,
             "hosts": [summarize_host(h) for h in g.data.host]}
 
 
 def render_gpus_text(g: RunGpus) -> list[str]:
     """A few lines per run: the files read, then one line per GPU."""
+    from core.monitor.gpu.models import SOURCE_LABELS
+
     lines = []
     for f in g.data.files:
         what = SOURCE_LABELS.get(f.kind, "nothing GPU-related")

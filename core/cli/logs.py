@@ -14,24 +14,14 @@ import json
 import math
 import os
 import stat
+from typing import TYPE_CHECKING
 
-from core.cli.gpu_report import (
-    add_gpu_arguments,
-    gpu_files_json,
-    gpus_json,
-    gpus_of,
-    named_gpu_logs,
-    render_gpus_text,
-)
 from core.cli.output import say, write_json, write_text
-from core.monitor.cache import batched
-from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
-from core.monitor.runs import RunData, restart_summary
-from core.monitor.slime_metrics import ordered_tags
-from core.monitor.sources import SOURCE_NAMES, find_runs, open_run
-from core.monitor.verdicts import Verdict, run_verdicts
-from core.monitor.wandb.proto import WandbProtoUnavailable
 from core.paths import PathRefused, expand_user, file_kind
+
+if TYPE_CHECKING:  # the monitor (numpy, pandas) is imported when a run is read, not for --help or a bad path
+    from core.monitor.runs import RunData
+    from core.monitor.verdicts import Verdict
 
 EXIT_OK = 0
 EXIT_FAILED_VERDICT = 1
@@ -62,6 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="read every file afresh instead of reusing the parsed logs the app keeps in its cache "
                              "(the same cache as the Monitor page, under SLIME_ASSISTANT_HOME)")
+    from core.cli.gpu_report import add_gpu_arguments
+
     add_gpu_arguments(parser)
     from core.cli import logs_follow
 
@@ -70,12 +62,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None,
-                 open_found=open_run) -> tuple[list[RunData], list[str]]:
+                 open_found=None) -> tuple[list[RunData], list[str]]:
     """Read every run under the given paths; problems with a path become messages, not exceptions.
 
     Only regular files are read, opened without blocking (core.paths.open_regular); directories are walked
     without recursion and with bounds (core.monitor.tensorboard.run.walk_runs), whose notes go to `notes`.
     """
+    _import_lazily("pandas")  # the monitor's modules import it, reading needs it only for tables, later
+    from core.monitor.cache import batched
+    from core.monitor.sources import find_runs, open_run
+    from core.monitor.wandb.proto import WandbProtoUnavailable
+
+    open_found = open_found or open_run
+
     runs: list[RunData] = []
     problems: list[str] = []
     for raw in paths:
@@ -113,6 +112,37 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
             problems.extend(unreadable_parts(run))
         runs.extend(read)
     return runs, problems
+
+
+def _import_lazily(name: str) -> None:
+    """Let `import name` give a stand-in that imports the real module when one of its attributes is first
+    used, unless the module is loaded already. Only this command does it, in its own single-threaded process:
+    the monitor's modules import pandas, and `logs` needs it only for tables, if at all, so it starts reading
+    files first. (importlib.util.LazyLoader cannot do this on Python 3.11: a second `import` loads it.)"""
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    if name in sys.modules:
+        return
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return
+    if spec is None:
+        return
+
+    class _StandIn(types.ModuleType):
+        def __getattr__(self, attr: str):
+            if sys.modules.get(name) is self:
+                del sys.modules[name]
+            real = importlib.import_module(name)
+            return getattr(real, attr)
+
+    stand_in = _StandIn(name)
+    stand_in.__spec__ = spec
+    sys.modules[name] = stand_in
 
 
 def open_cache(enabled: bool, notes: list[str]):
@@ -155,6 +185,9 @@ def exit_code(results: list[tuple[RunData, list[Verdict]]], problems: list[str])
 
 
 def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
+    from core.monitor.runs import restart_summary
+    from core.monitor.slime_metrics import ordered_tags
+
     tags = {}
     for tag in ordered_tags(run.tags):
         s = run.series[tag]
@@ -177,6 +210,11 @@ def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
 
 
 def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
+    from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
+    from core.monitor.runs import restart_summary
+    from core.monitor.slime_metrics import ordered_tags
+    from core.monitor.sources import SOURCE_NAMES
+
     kind = "W&B run file(s)" if run.source == "wandb" else "event file(s)"
     lines = [f"== {run.name}  ({run.path})  [{SOURCE_NAMES.get(run.source, run.source)}]",
              f"   {len(run.files)} {kind}, {run.scalar_count()} scalars"]
@@ -234,6 +272,9 @@ def handle_logs(args: argparse.Namespace) -> int:
         return logs_follow.follow(args, followers, problems, exit_code=exit_code,
                                   render=lambda results, compact: _report(args, results, problems, notes, compact))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
+    from core.cli.gpu_report import gpus_of, named_gpu_logs
+    from core.monitor.verdicts import run_verdicts
+
     gpus = gpus_of(runs, named_gpu_logs(args.gpu_log, problems))  # GPU data: the run's, found, and --gpu-log
     results = [(run, run_verdicts(run) + [g.verdict()]) for run, g in zip(runs, gpus, strict=True)]
     return _report(args, results, problems, notes, gpus=gpus)
@@ -243,6 +284,8 @@ def _report(args: argparse.Namespace, results: list[tuple[RunData, list[Verdict]
             notes: list[str], compact: bool = False, gpus: list | None = None) -> int:
     """Print what was read and judged (text, or one JSON document; on one line when `compact`); with `gpus`,
     each run's GPU data after it (`runs[].gpus`, `runs[].gpu_data`)."""
+    from core.cli.gpu_report import gpu_files_json, gpus_json, render_gpus_text
+
     per_run = gpus if gpus is not None else [None] * len(results)
     code = exit_code(results, problems)
     if args.format == "json":

@@ -13,10 +13,13 @@ import argparse
 import json
 import time
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from core.cli.output import say, write_json, write_text
-from core.monitor.follow import Follower, FollowEvent
-from core.monitor.sources import FoundRun
+
+if TYPE_CHECKING:  # the monitor (numpy, pandas) is imported when a run is read, not for --help
+    from core.monitor.follow import Follower, FollowEvent
+    from core.monitor.sources import FoundRun
 
 DEFAULT_INTERVAL = 10.0
 MIN_INTERVAL = 0.2
@@ -86,6 +89,8 @@ def opener(followers: list[Follower], cache, stall_after: int):
     """An `open_found` for `collect_runs` that keeps a Follower of each run it opens (on the cache itself, not
     on the batch `collect_runs` gathers its writes in: a follower outlives that batch)."""
     base_cache = cache
+
+    from core.monitor.follow import Follower
 
     def open_found(found: FoundRun, cache=None):
         follower = Follower(found, cache=base_cache, stall_after=stall_after)

@@ -244,6 +244,31 @@ class _RowJudge:
         if verdict is Verdict.USED and len(self.summary.samples) < SAMPLE_ROWS:
             self._add_sample(row, line, raw)
 
+    def label_problem_row(self, row: dict, line: int, raw: bytes, chat: bool, chars: int, label: Any) -> None:
+        """What check_row does with a row the fast path found plainly fine but for its label (missing, null or
+        blank), without running every validator again: a finding that half a million rows repeat costs a
+        count each, its first rows are listed (tests/test_data_check.py compares both routes)."""
+        self.records += 1
+        self.object_rows += 1
+        self._count_keys(row)
+        fmt = "chat" if chat else "text"
+        self.formats[fmt] = self.formats.get(fmt, 0) + 1
+        self._count_length(chars)
+        missing = label is MISSING
+        type_name = "missing" if missing else "null" if label is None else "string"
+        self.label_types[type_name] = self.label_types.get(type_name, 0) + 1
+        code = "DATA006" if missing else "DATA007"
+        count = self.code_counts.get(code, 0) + 1
+        self.code_counts[code] = count
+        if count <= self.max_listed:
+            self.findings.append(finding_for(check_label(row, self.keys), line))
+        if missing:
+            self.tally.add(Verdict.CRASH)
+            return
+        self.tally.add(USED_WITH_WARNINGS)
+        if len(self.summary.samples) < SAMPLE_ROWS:
+            self._add_sample(row, line, raw)
+
     def _count_keys(self, row: dict) -> None:
         if len(row) <= 64:
             shape = tuple(row)
@@ -276,13 +301,19 @@ class _RowJudge:
         if self.length_min is None or chars < self.length_min:
             self.length_min = chars
 
-    def _add_fast_rows(self, text_lengths: list[int], chat_lengths: list[int], other_labels: list[type]) -> None:
-        """Fold one block's plainly fine rows (counted by the fast path) into the checker's numbers."""
+    def _add_fast_rows(self, text_lengths: list[int], chat_lengths: list[int], other_labels: list[type],
+                       label_faults: list[int] | None = None) -> None:
+        """Fold one block's rows counted by the fast path into the checker's numbers: plainly fine rows, and
+        rows whose only problem is a missing, null or blank label (`label_faults`, their findings already
+        emitted)."""
+        missing, null, blank = label_faults or (0, 0, 0)
         rows = len(text_lengths) + len(chat_lengths)
         self.records += rows
         self.object_rows += rows
         if self.row_slice is None:
-            self.tally.counts[Verdict.USED] += rows
+            self.tally.counts[Verdict.USED] += rows - missing - null - blank
+            self.tally.counts[Verdict.CRASH] += missing
+            self.tally.counts[USED_WITH_WARNINGS] += null + blank
             self.tally.rows += rows
         for name, lengths in (("text", text_lengths), ("chat", chat_lengths)):
             if not lengths:
@@ -297,7 +328,9 @@ class _RowJudge:
                 self.length_bins[bin_index] += count
         if self.keys.label_key is not None:
             others = Counter(other_labels)
-            others[str] += rows - len(other_labels)
+            others[str] += rows - len(other_labels) - missing - null
+            others[MISSING.__class__] += missing
+            others[type(None)] += null
             for label_class, count in others.items():
                 if count:
                     name = _JSON_TYPE_NAMES.get(label_class, "other")
@@ -420,6 +453,16 @@ class _RowJudge:
         for line, count in tokens.dropped:
             self.emit(Problem("prompt-too-long", f"This prompt is {count:,} tokens, over --rollout-max-prompt-len "
                                                  f"{tokens.limit:,}: slime drops the row."), line)
+        self._count_more("prompt-too-long", tokens.dropped_count - len(tokens.dropped))
+        for line, why in tokens.template_failures:
+            self.emit(Problem("template-error", why), line)
+        self._count_more("template-error", tokens.template_failure_count - len(tokens.template_failures))
+        if tokens.not_rendered:
+            why = (f"The tokenizer's worker could not be started again ({tokens.worker_failure[:200]})"
+                   if tokens.worker_failure else f"The chat template was stopped {tokens.stops} times")
+            self.emit(Problem("template-error", f"{why}, so the other {tokens.not_rendered:,} row(s) from line "
+                                                f"{tokens.first_not_rendered} on were not rendered: their token "
+                                                "counts and length checks are missing."), tokens.first_not_rendered)
         for line in tokens.unencodable:
             problem = Problem("length-check-fails", "The tokenizer cannot encode this prompt (it holds text that "
                                                     "is not valid Unicode, such as a lone surrogate): "
@@ -430,11 +473,12 @@ class _RowJudge:
                 self.stop_at_start(problem, line)
             else:
                 self.emit(problem, line)
-        dropped = len(tokens.dropped)
+        self._count_more("length-check-fails", tokens.unencodable_count - len(tokens.unencodable))
+        dropped = tokens.dropped_count
         summary.dropped_for_length = dropped
-        summary.rows_used -= dropped + len(tokens.unencodable)
-        summary.rows_crash += len(tokens.unencodable)
-        summary.rows_with_warnings -= tokens.dropped_warned
+        summary.rows_used -= dropped + tokens.unencodable_count + tokens.failed_used
+        summary.rows_crash += tokens.unencodable_count + tokens.failed_used
+        summary.rows_with_warnings -= tokens.dropped_warned + tokens.failed_warned
         if tokens.media_rows and tokens.limit is not None:
             self.emit(Problem("media-length", f"{tokens.media_rows:,} row(s) carry media: slime measures them with "
                                               "the model's processor (media tokens included), which this check "
@@ -442,12 +486,18 @@ class _RowJudge:
                                               "tokens are in the numbers."), None)
         if tokens.over_context:
             first_line, first_tokens = tokens.over_context[0]
-            summary.rows_over_context = len(tokens.over_context)
-            self.emit(Problem("over-context", f"{len(tokens.over_context):,} prompt(s) plus "
+            summary.rows_over_context = tokens.over_context_count
+            self.emit(Problem("over-context", f"{tokens.over_context_count:,} prompt(s) plus "
                                               f"--rollout-max-response-len {settings.rollout_max_response_len:,} "
                                               f"exceed the model's context length {tokens.context_length:,} "
                                               f"(first at line {first_line}: {first_tokens:,} prompt tokens); "
                                               "SGLang refuses such requests unless it may truncate."), first_line)
+
+    def _count_more(self, rule: str, more: int) -> None:
+        """Rows of one finding beyond those kept (listed or not, they count in findings_by_code)."""
+        if more > 0:
+            code = CODE_BY_NAME[rule]
+            self.code_counts[code] = self.code_counts.get(code, 0) + more
 
     def _lengths(self) -> PromptLengths:
         if not self.length_rows:
@@ -460,7 +510,7 @@ class _RowJudge:
 
 _CHAT_WITHOUT_TEMPLATE = Problem("chat-without-template", "")
 _JSON_TYPE_NAMES = {str: "string", int: "number", float: "number", bool: "boolean", list: "list", dict: "object",
-                    type(None): "null"}
+                    type(None): "null", MISSING.__class__: "missing"}
 
 
 

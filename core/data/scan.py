@@ -30,6 +30,7 @@ from core.data.report import (
     DataReport,
     DataSummary,
     PromptLengths,
+    finding_for,
     render_report_text,
     startup_headline,
 )
@@ -42,6 +43,7 @@ from core.data.rules import (
     RowSliceError,
     Verdict,
     check_extension,
+    check_label,
     check_magic,
     split_row_slice,
     strip_row_slice,
@@ -55,6 +57,7 @@ __all__ = ["MAX_LINE_BYTES", "MAX_LISTED_PER_CODE", "CheckError", "DataReport", 
 BLOCK_BYTES = 64 * 1024
 PARQUET_BATCH_ROWS = 1024
 _NO_SUCH_KEY = object()  # a dict key no parsed row can have
+_LABEL_CODES = ("DATA006", "DATA007", "DATA007")  # label-missing; label-empty (null, blank)
 
 
 class _Checker(_RowJudge):
@@ -76,7 +79,7 @@ class _Checker(_RowJudge):
         summary = self.summary
         loads, dumps = orjson.loads, orjson.dumps
         parse_errors = (orjson.JSONDecodeError, orjson.JSONEncodeError)
-        check_row, slow = self.check_row, self.slow_line
+        check_row, slow, label_row = self.check_row, self.slow_line, self.label_problem_row
         cap = self.max_line_bytes
         block_size = min(BLOCK_BYTES, cap)  # so a line inside one block never passes the cap
         carry: list[bytes] = []
@@ -98,10 +101,13 @@ class _Checker(_RowJudge):
         if not fast:
             input_key = _NO_SUCH_KEY
         rows_known_keys = rows_known_keys_metadata = 0
+        rows_without_label = [0, 0]  # rows holding only the prompt key (and the metadata key), no label
         text_lengths: list[int] = []
         chat_lengths: list[int] = []
         add_text_length, add_chat_length = text_lengths.append, chat_lengths.append
         other_labels: list[type] = []
+        label_faults = [0, 0, 0]  # rows of this block whose only problem is a missing, null or blank label
+        code_counts, findings, max_listed = self.code_counts, self.findings, self.max_listed
         count_keys = self._count_keys
         samples = summary.samples
         per_row_extras = sliced or len(samples) < SAMPLE_ROWS
@@ -196,17 +202,35 @@ class _Checker(_RowJudge):
                 if metadata is not None and metadata.__class__ is not dict:
                     check_row(row, lineno, line, None)
                     continue
+                fault = -1  # a label finding (0 missing, 1 null, 2 blank) that many rows may repeat
                 if label_key is not None:
                     label = row.get(label_key, MISSING)
                     if label.__class__ is str:
                         if not label or label.isspace():
-                            check_row(row, lineno, line, None)
-                            continue
-                    elif label is None or label is MISSING:
-                        check_row(row, lineno, line, None)
-                        continue
+                            fault = 2
+                    elif label is None:
+                        fault = 1
+                    elif label is MISSING:
+                        fault = 0
                     else:
                         other_labels.append(label.__class__)
+                    if fault >= 0:  # counted here, its first rows listed, as check_row would
+                        if per_row_extras:
+                            label_row(row, lineno, line, add_length is add_chat_length, chars, label)
+                            continue
+                        code = _LABEL_CODES[fault]
+                        listed = code_counts.get(code, 0) + 1
+                        code_counts[code] = listed
+                        if listed <= max_listed:
+                            findings.append(finding_for(check_label(row, keys), lineno))
+                        label_faults[fault] += 1
+                        if fault == 0:  # no label key: its keys are the prompt's (and metadata), or others
+                            if len(row) == known_keys - 1 + (metadata is not None) and known_keys > 0:
+                                rows_without_label[metadata is not None] += 1
+                            else:
+                                count_keys(row)
+                            add_length(chars)
+                            continue
                 # The row is used as is: its numbers are its length, and its keys (counted without a
                 # key tuple when they are just the known ones).
                 if metadata is None:
@@ -226,10 +250,11 @@ class _Checker(_RowJudge):
                         self._add_sample(row, lineno, line)
                     per_row_extras = sliced or len(samples) < SAMPLE_ROWS
             if text_lengths or chat_lengths:
-                self._add_fast_rows(text_lengths, chat_lengths, other_labels)
+                self._add_fast_rows(text_lengths, chat_lengths, other_labels, label_faults)
                 text_lengths.clear()
                 chat_lengths.clear()
                 other_labels.clear()
+                label_faults[:] = (0, 0, 0)
             if tail:
                 carry.append(tail)
                 carry_len += len(tail)
@@ -243,6 +268,10 @@ class _Checker(_RowJudge):
             self._add_keys(sorted({input_key, label_key} - {None}), rows_known_keys + rows_known_keys_metadata)
         if rows_known_keys_metadata:
             self._add_keys((metadata_key,), rows_known_keys_metadata)
+        if sum(rows_without_label):
+            self._add_keys((input_key,), sum(rows_without_label))
+        if rows_without_label[1]:
+            self._add_keys((metadata_key,), rows_without_label[1])
         if long_line is not None:
             self.finish_long_line(long_line, terminated=False)
         elif carry:

@@ -140,6 +140,16 @@ def _short(text: str, limit: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _valid_text(text: str) -> str:
+    """The text with lone surrogates (undecodable bytes from a command line or a pipe) as U+FFFD: SQLite takes
+    only valid UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]+", "\ufffd", text)
+    return text
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
@@ -322,7 +332,7 @@ class SearchIndex:
         """The answer to a question, a flag, a rule code or a pasted error, best first, each result with how
         sure it is. A pasted error is read like an engineer reads it (`read_paste`): its final exception is
         matched first; when no indexed message matches, the text-search results are marked `closest`."""
-        text = (query or "")[-MAX_PASTE_CHARS:]  # a long log: its end holds the final exception
+        text = _valid_text((query or "")[-MAX_PASTE_CHARS:])  # a long log: its end holds the final exception
         if not text.strip():
             return Answer(results=[])
         read = read_paste(text)
@@ -431,7 +441,7 @@ class SearchIndex:
     def close_flags(self, text: str, n: int = 3) -> list[str]:
         """Typo tolerance: options sharing the most trigrams with the text (FTS5's trigram tokenizer), kept
         when difflib's similarity ratio is at least 0.75, best first."""
-        wanted = normalise_flag(text)[2:]
+        wanted = normalise_flag(_valid_text(text))[2:]
         grams = list(dict.fromkeys(wanted[i:i + 3] for i in range(len(wanted) - 2)))[:MAX_TERMS]
         if len(wanted) < 4 or not grams:
             return []

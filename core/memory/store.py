@@ -9,11 +9,13 @@ Damage is never silent. On opening: a 0-byte or missing database next to value f
 SQLite's quick check, is renamed aside untouched and everything still readable in it is copied into a fresh
 store; a store of an older release (pickled values) is converted once, reading its pickles as plain data only.
 While running: a value that cannot be read is written to a file under `unreadable/` and removed. Each case adds
-a `StoreNotice` that says what was lost and what was kept.
+a `StoreNotice` that says what was lost and what was kept. Opening (creating, checking, setting aside) holds a
+lock file beside the store (`creation_lock`), so a store another process is still creating is never judged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -22,6 +24,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,7 @@ _MEMORY_SETTINGS: dict[str, Any] = {"eviction_policy": "none", "disk": JsonOnlyD
                                     "disk_min_file_size": INLINE_LIMIT}
 BULK_CACHE_BYTES = 4 * 2**30
 ENV_HOME = "SLIME_ASSISTANT_HOME"
+OPEN_LOCK_SECONDS = 30.0  # how long opening waits for another process that is creating or checking the store
 ACCEPTED_KEPT = 10
 _ACTIVE = "active_profile"
 _WORKFLOW_TITLES = {"grpo": "GRPO setup", "async": "Async training", "multi_turn": "Multi-turn agent",
@@ -96,8 +100,18 @@ class Store:
     def __init__(self, directory: str | Path | None = None) -> None:
         self.directory = Path(directory) if directory else default_store_dir()
         self.notices: list[StoreNotice] = []
-        self._cache = self._open()
+        self._cache = self._open_locked()
         self._bulk: diskcache.Cache | None = None
+
+    def _open_locked(self) -> diskcache.Cache:
+        """Open the store while holding the store's lock file, so that one process's half-created database
+        is never seen (and set aside as damaged) by another opening it at the same moment."""
+        try:
+            with creation_lock(self.directory, OPEN_LOCK_SECONDS):
+                return self._open()
+        except StoreBusy:
+            return self._temporary(f"another process has been creating or checking {self.directory} for over "
+                                   f"{OPEN_LOCK_SECONDS:g} s", self.directory)
 
     # -- opening, and recovering from a damaged store -------------------------------------------
     def _open(self) -> diskcache.Cache:
@@ -466,14 +480,78 @@ class Store:
         """A size-limited cache for re-derivable data (parsed logs); evicting from it loses nothing saved."""
         if self._bulk is None:
             directory = Path(self._cache.directory) / "bulk"
-            try:
-                self._bulk = diskcache.Cache(str(directory), disk=NoPickleDisk, size_limit=BULK_CACHE_BYTES,
-                                             eviction_policy="least-recently-used")
-            except (sqlite3.DatabaseError, OSError):
-                shutil.rmtree(directory, ignore_errors=True)  # only re-derivable data lives here
+            with contextlib.suppress(StoreBusy), creation_lock(directory):  # never remove another's new cache
+                try:
+                    self._bulk = diskcache.Cache(str(directory), disk=NoPickleDisk, size_limit=BULK_CACHE_BYTES,
+                                                 eviction_policy="least-recently-used")
+                except (sqlite3.DatabaseError, OSError):
+                    shutil.rmtree(directory, ignore_errors=True)  # only re-derivable data lives here
+            if self._bulk is None:
                 self._bulk = diskcache.Cache(str(directory), disk=NoPickleDisk, size_limit=BULK_CACHE_BYTES,
                                              eviction_policy="least-recently-used")
         return self._bulk
+
+
+class StoreBusy(Exception):
+    """Another process held the store's lock file for longer than OPEN_LOCK_SECONDS."""
+
+
+@contextlib.contextmanager
+def creation_lock(directory: Path, timeout: float = OPEN_LOCK_SECONDS) -> Iterator[None]:
+    """Hold an exclusive lock (fcntl.flock) on a lock file beside `directory` (`.<name>.lock` in its parent)
+    while a store there is opened, created, checked or set aside.
+
+    When the parent cannot hold a lock file (a read-only parent), the lock file is made inside the directory
+    instead, and the lock is taken again when that file was renamed away meanwhile (a store set aside). Where
+    no lock file can be made at all, the store cannot be created either, and opening goes on without one.
+    Raises StoreBusy after `timeout` seconds of waiting.
+    """
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system: no lock
+        yield
+        return
+    deadline = time.monotonic() + timeout
+    candidates = (directory.with_name(f".{directory.name}.lock"), directory / ".open.lock")
+    fd = None
+    while fd is None:
+        for lock_path in candidates:
+            try:
+                lock_path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                break
+            except OSError:
+                continue
+        if fd is None:
+            yield
+            return
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise StoreBusy(str(directory)) from None
+                    time.sleep(0.01)
+            if os.fstat(fd).st_ino != _inode(lock_path):  # renamed away while we waited: take the lock again
+                os.close(fd)
+                fd = None
+        except BaseException:
+            if fd is not None:
+                os.close(fd)
+            raise
+    try:
+        yield
+    finally:
+        os.close(fd)  # closing the file releases the lock
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path, follow_symlinks=False).st_ino
+    except OSError:
+        return None
 
 
 def new_output_id() -> str:
