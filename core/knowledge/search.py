@@ -34,6 +34,7 @@ from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_
 from core.knowledge.snippets import answer_sentence
 from core.knowledge.tables import TABLE_PATHS, match_tables, table_docs
 from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
+from core.knowledge.zh import english_words
 from core.pins import SLIME_SHORT
 
 KINDS = ("card", "section", "flag", "rule", "error", "log", "model_script", "runtime", "term", "bug")
@@ -48,6 +49,8 @@ MAX_TERMS = 40
 SNIPPET_CHARS = 220
 _CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + SLIME_SHORT)
 PROSE_KINDS = frozenset({"card", "section"})
+# Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
+MESSAGE_KINDS = frozenset({"error", "log", "runtime", "bug"})
 # BM25 is multiplied by these (BM25 is negative: a larger weight ranks higher); prose and rules are what a
 # question usually wants, and raw BM25 favours the many short flag entries; the thousands of error messages
 # and log lines of every layer are found by their text first (exact lookups), so words weigh them less.
@@ -80,6 +83,18 @@ def _evidence(match: ErrorMatch) -> bool:
     it (a frame locating it, or most of its distinctive words)."""
     return match.confidence == "exact" or (match.confidence == "likely" and (match.frame is not None
                                                                            or match.how == "words"))
+
+
+def _prose_before_word_matched_messages(order: list[int], picked: dict[int, str], docs: list[Any]) -> list[int]:
+    """A question in words: a message record that only shares words with it (`related`) is not "your
+    message", so it does not come first when a card or section matched the same words; the best such prose
+    result moves in front of it. Exact lookups (a flag named, a message quoted whole) keep their place."""
+    if not order or picked[order[0]] != "related" or docs[order[0]].kind not in MESSAGE_KINDS:
+        return order
+    prose = next((i for i in order if picked[i] == "related" and docs[i].kind in PROSE_KINDS), None)
+    if prose is None:
+        return order
+    return [prose] + [i for i in order if i != prose]
 
 
 def _looks_like_flag(text: str, terms: list[str]) -> bool:
@@ -347,6 +362,7 @@ class SearchIndex:
             add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
         query_text = (read.final.message if read.final else "") if pasted else text[:MAX_QUERY_CHARS]
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
+        terms += [w for w in english_words(text[:MAX_QUERY_CHARS]) if w not in terms][:max(0, MAX_TERMS - len(terms))]
         hits = self._text_hits(terms, limit, kinds, query_text)
         if _looks_like_flag(text, terms) and not any(self.docs[i].kind == "flag" for i in picked):
             for option in self.close_flags(text):
@@ -359,7 +375,9 @@ class SearchIndex:
             add(self.docs[i].kind, self.docs[i].id, "closest" if pasted and not found else "related")
         order = list(picked)
         if pasted and not found:  # no message answers: prose and checks near the words before other messages
-            order.sort(key=lambda i: self.docs[i].kind in ("error", "log"))
+            order.sort(key=lambda i: self.docs[i].kind in MESSAGE_KINDS)
+        elif not pasted:
+            order = _prose_before_word_matched_messages(order, picked, self.docs)
         results = [self._result(i, picked[i], terms) for i in order[:limit]]
         return self._answer(results, read, pasted, found)
 
