@@ -146,3 +146,35 @@ def test_script_problems_are_caught_by_check_args(problem):
     report = check_script_bytes(problem.script.encode())
     codes = {f.code for f in report.findings}
     assert set(problem.script_rules) <= codes, codes
+
+
+def test_symptom_words_point_at_cards_that_exist_and_outrank_hardware_words():
+    from core.knowledge.symptoms import SYMPTOM_WORDS_PATH, parse_symptom_words, symptom_cards
+
+    index = get_index()
+    cards = {d.id for d in index.docs if d.kind == "card"}
+    entries = parse_symptom_words(SYMPTOM_WORDS_PATH.read_text(encoding="utf-8"))
+    assert entries and all(e.card in cards for e in entries)
+
+    def top(query: str) -> list[str]:
+        return [f"{r.kind}:{r.id.split('#', 1)[0]}" for r in index.search(query, limit=3)]
+
+    assert "card:symptom-hang" in top("my job is stuck after the first step on 4 nodes of H800 with TP=8, PP=2")
+    assert "card:symptom-garbage-output" in top("Qwen3-8B on 16 H20 GPUs with EP=8: responses are gibberish")
+    assert top("what does --rollout-batch-size mean")[0] == "flag:--rollout-batch-size"
+    assert symptom_cards("hanging") == ["symptom-hang"] and symptom_cards("change the config") == []
+    assert symptom_cards("slowly") == []  # whole words only
+
+
+def test_vocabularies_are_bounded_on_hostile_input():
+    import time
+
+    from core.knowledge.symptoms import symptom_cards
+    from core.knowledge.zh import english_words
+
+    text = ("卡住 hang 乱码 " * 200_000)[:2_000_000]
+    started = time.monotonic()
+    assert english_words(text) == ["hang", "stuck", "garbled", "garbage", "output"]
+    assert symptom_cards(text) == ["symptom-hang"]
+    get_index().ask(text)
+    assert time.monotonic() - started < 10

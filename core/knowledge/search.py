@@ -32,6 +32,7 @@ from core.knowledge.errors import (
 from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
 from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
 from core.knowledge.snippets import answer_sentence
+from core.knowledge.symptoms import symptom_cards
 from core.knowledge.tables import TABLE_PATHS, match_tables, table_docs
 from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
 from core.knowledge.zh import english_words
@@ -369,6 +370,9 @@ class SearchIndex:
                 spec = self.catalog.lookup(option)
                 add("flag", spec.primary if spec else option, "likely")
         found = any(_evidence(m) for m in matches) or bool(table_hits)
+        if not pasted:  # a symptom in words: its card right after the exact lookups, before word overlap
+            for card in symptom_cards(" ".join([text[:MAX_QUERY_CHARS], *english_words(text[:MAX_QUERY_CHARS])])):
+                add("card", card, "related")
         if pasted and not found:  # only generic templates fit, or the class differs: candidates, not answers
             picked = {i: "closest" if level == "likely" else level for i, level in picked.items()}
         for i in hits:
