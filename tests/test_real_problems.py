@@ -174,7 +174,7 @@ def test_vocabularies_are_bounded_on_hostile_input():
 
     text = ("卡住 hang 乱码 " * 200_000)[:2_000_000]
     started = time.monotonic()
-    assert english_words(text) == ["hang", "stuck", "garbled", "garbage", "output"]
+    assert set(english_words(text)) == {"hang", "stuck", "garbled", "garbage", "output"}
     assert symptom_cards(text) == ["symptom-hang"]
     get_index().ask(text)
     assert time.monotonic() - started < 10
