@@ -86,6 +86,25 @@ def _evidence(match: ErrorMatch) -> bool:
                                                                            or match.how == "words"))
 
 
+_FRAME_OR_CODE_RE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:File \"|Traceback \(|\^+$|[\w.]+\(|\w+ = |return |raise |"
+                               r"assert |\s{2,}\S)")
+MAX_PROSE_LINES = 4
+
+
+def _prose_lines(text: str) -> list[str]:
+    """The first few lines of a paste written in words (an issue title, a sentence saying what was run), not
+    frames, code, log lines or the exception: what a cut traceback without a final exception still tells."""
+    out = []
+    for line in text[:MAX_QUERY_CHARS].splitlines()[:200]:
+        if not line.strip() or _FRAME_OR_CODE_RE.match(line) or _LOG_MARK_RE.search(line):
+            continue
+        if len(re.findall(r"[A-Za-z]{3,}", line)) >= 3 or english_words(line):
+            out.append(line.strip())
+        if len(out) >= MAX_PROSE_LINES:
+            break
+    return out
+
+
 def _prose_before_word_matched_messages(order: list[int], picked: dict[int, str], docs: list[Any]) -> list[int]:
     """A question in words: a message record that only shares words with it (`related`) is not "your
     message", so it does not come first when a card or section matched the same words; the best such prose
@@ -362,6 +381,8 @@ class SearchIndex:
         for m in matches:
             add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
         query_text = (read.final.message if read.final else "") if pasted else text[:MAX_QUERY_CHARS]
+        if pasted and not (read.final and read.final.type):  # a cut traceback or log lines: the words around
+            query_text = " ".join([*_prose_lines(text), query_text])  # them say what went wrong
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
         terms += [w for w in english_words(text[:MAX_QUERY_CHARS]) if w not in terms][:max(0, MAX_TERMS - len(terms))]
         hits = self._text_hits(terms, limit, kinds, query_text)
