@@ -183,7 +183,7 @@ def test_vocabularies_are_bounded_on_hostile_input():
 def test_a_cut_traceback_is_searched_by_the_words_around_it():
     paste = ("Converting my Qwen2 hf checkpoint to torch_dist format with the conversion tool fails\n"
              "[rank0]: Traceback (most recent call last):\n"
-             '[rank0]:   File "/root/slime/tools/convert_hf_to_torch_dist.py", line 88, in main\n'
+             '[rank0]:   File "/home/me/my_convert.py", line 88, in main\n'
              "[rank0]:     model = build(args)\n")
     answer = get_index().ask(paste)
     assert answer.pasted_error and not answer.found
