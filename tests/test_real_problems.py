@@ -164,6 +164,8 @@ def test_symptom_words_point_at_cards_that_exist_and_outrank_hardware_words():
     assert top("what does --rollout-batch-size mean")[0] == "flag:--rollout-batch-size"
     assert symptom_cards("hanging") == ["symptom-hang"] and symptom_cards("change the config") == []
     assert symptom_cards("slowly") == []  # whole words only
+    assert symptom_cards("the reward is always 0 after 500 steps") == ["symptom-reward-zero"]  # 500 is a count
+    assert symptom_cards("HTTP/1.1 503 Service Unavailable") == ["symptom-http-errors"]
 
 
 def test_vocabularies_are_bounded_on_hostile_input():
