@@ -1,10 +1,15 @@
-"""Real problems from slime's GitHub threads (tests/real_problems.yaml) run through `ask`'s search, and through
-the launch-script checker where the input is a script: the share answered in the top 3, and the share whose
-first result points confidently at the wrong place (a matched error, runtime message or known bug that is not
-an answer). Run with `-s` to see the figures and the misses; the floors below are what the set reaches now."""
+"""Real problems from slime's GitHub threads run through `ask`'s search, and through the launch-script checker
+where the input is a script: the share answered in the top 3, and the share whose first result points
+confidently at the wrong place (a matched error, runtime message or known bug that is not an answer).
+
+Two sets, reported separately: tests/real_problems.yaml (the set the knowledge base was written against) and
+tests/real_problems_heldout.yaml (threads no knowledge file cites, collected and measured before the ranking
+changes made with it; kept to measure classes of misses, not tuned case by case). Run with `-s` to see the
+figures and the misses; the floors below are what each set reaches now."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -14,9 +19,11 @@ from pydantic import BaseModel, Field
 from core.knowledge.search import get_index
 
 SET_PATH = Path(__file__).with_name("real_problems.yaml")
+HELDOUT_PATH = Path(__file__).with_name("real_problems_heldout.yaml")
+KNOWLEDGE = Path(__file__).resolve().parent.parent / "knowledge"
 TOP = 3
-TOP3_FLOOR = 0.85
-CONFIDENT_WRONG_CEILING = 0.05
+# set -> (least share answered in the top 3, most share confidently wrong first)
+FLOORS = {SET_PATH.name: (0.90, 0.05), HELDOUT_PATH.name: (0.80, 0.05)}
 # A first result of these kinds is presented as "this is your message": wrong there is confidently wrong.
 CONFIDENT_KINDS = {"error", "runtime", "bug"}
 
@@ -26,12 +33,13 @@ class Problem(BaseModel):
     url: str = Field(pattern=r"^https://github\.com/")
     input: str = Field(min_length=1)
     expected: list[str] = Field(min_length=1)
+    answer: str | None = None
     script: str | None = None
     script_rules: list[str] = Field(default_factory=list)
 
 
-def load_problems() -> list[Problem]:
-    return [Problem(**p) for p in yaml.safe_load(SET_PATH.read_text(encoding="utf-8"))["problems"]]
+def load_problems(path: Path = SET_PATH) -> list[Problem]:
+    return [Problem(**p) for p in yaml.safe_load(path.read_text(encoding="utf-8"))["problems"]]
 
 
 def answer_keys(kind: str, key: str) -> set[str]:
@@ -52,9 +60,10 @@ def judge(problem: Problem) -> tuple[bool, bool, list[str]]:
     return hit, confident_wrong, shown
 
 
-def test_the_set_is_well_formed_and_points_at_things_that_exist():
-    problems = load_problems()
-    assert len(problems) >= 40
+@pytest.mark.parametrize("path", [SET_PATH, HELDOUT_PATH], ids=lambda p: p.stem)
+def test_the_set_is_well_formed_and_points_at_things_that_exist(path):
+    problems = load_problems(path)
+    assert len(problems) >= (40 if path == SET_PATH else 30)
     assert len({p.id for p in problems}) == len(problems)
     index = get_index()
     known = {f"{d.kind}:{d.id}" for d in index.docs}
@@ -63,8 +72,27 @@ def test_the_set_is_well_formed_and_points_at_things_that_exist():
         assert not missing, (p.id, missing)
 
 
-def test_real_problems_top3_rate_and_confident_wrong_rate(capsys):
-    problems = load_problems()
+def _thread(url: str) -> str:
+    owner_repo, number = re.match(r"https://github\.com/([^/]+/[^/]+)/(?:issues|pull)/(\d+)", url).groups()
+    return f"{owner_repo}/{number}"
+
+
+def test_the_heldout_set_is_disjoint_from_the_main_set_and_not_cited_by_the_knowledge_files():
+    main = {_thread(p.url) for p in load_problems(SET_PATH)}
+    heldout = [p for p in load_problems(HELDOUT_PATH)]
+    assert not main & {_thread(p.url) for p in heldout}
+    cited = set()
+    for path in KNOWLEDGE.rglob("*"):
+        if path.suffix in (".md", ".yaml"):
+            for owner_repo, number in re.findall(r"github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull)/(\d+)",
+                                                  path.read_text(encoding="utf-8")):
+                cited.add(f"{owner_repo}/{number}")
+    assert not cited & {_thread(p.url) for p in heldout}
+
+
+@pytest.mark.parametrize("path", [SET_PATH, HELDOUT_PATH], ids=lambda p: p.stem)
+def test_real_problems_top3_rate_and_confident_wrong_rate(path, capsys):
+    problems = load_problems(path)
     hits = wrong = 0
     misses = []
     for p in problems:
@@ -76,12 +104,39 @@ def test_real_problems_top3_rate_and_confident_wrong_rate(capsys):
             misses.append(f"  {p.id} ({why}): expected {p.expected}, top {TOP}: {shown}")
     rate, wrong_rate = hits / len(problems), wrong / len(problems)
     with capsys.disabled():
-        print(f"\nreal problems: {hits}/{len(problems)} answered in the top {TOP} ({rate:.0%}); "
+        print(f"\n{path.name}: {hits}/{len(problems)} answered in the top {TOP} ({rate:.0%}); "
               f"{wrong} confidently wrong first ({wrong_rate:.0%})")
         for line in misses:
             print(line)
-    assert rate >= TOP3_FLOOR, "\n".join(misses)
-    assert wrong_rate <= CONFIDENT_WRONG_CEILING
+    floor, ceiling = FLOORS[path.name]
+    assert rate >= floor, "\n".join(misses)
+    assert wrong_rate <= ceiling
+
+
+def test_chinese_vocabulary_cites_lines_of_slime_docs_that_use_the_words():
+    from core.knowledge.zh import ZH_TERMS_PATH, parse_zh_terms
+    from core.pins import pinned_source_dir
+
+    entries = parse_zh_terms(ZH_TERMS_PATH.read_text(encoding="utf-8"))
+    assert len(entries) >= 20
+    root = pinned_source_dir("slime")
+    if not root.is_dir():
+        pytest.skip("the pinned slime checkout is not here")
+    for entry in entries:
+        path, line = entry.source.split("@", 1)[0].rsplit(":", 1)
+        lines = (root / path).read_text(encoding="utf-8").splitlines()
+        assert any(word in lines[int(line) - 1] for word in entry.zh), entry
+
+
+def test_a_question_in_chinese_finds_the_card_its_words_name():
+    index = get_index()
+    def cards(query: str) -> list[str]:
+        return [r.id.split("#", 1)[0] for r in index.search(query, limit=3) if r.kind in ("card", "section")]
+
+    assert {"gpu-memory", "symptom-oom-after-steps"} & set(cards("训练时显存一直涨，最后爆了"))
+    assert {"symptom-garbage-output", "faq"} & set(cards("rollout 输出全是乱码"))
+    assert {"symptom-hang"} & set(cards("训练卡住了，没有任何输出"))
+    assert index.search("完全无关的句子") == [] or index.ask("完全无关的句子").results[0].match != "exact"
 
 
 @pytest.mark.parametrize("problem", [p for p in load_problems() if p.script], ids=lambda p: p.id)
@@ -91,3 +146,49 @@ def test_script_problems_are_caught_by_check_args(problem):
     report = check_script_bytes(problem.script.encode())
     codes = {f.code for f in report.findings}
     assert set(problem.script_rules) <= codes, codes
+
+
+def test_symptom_words_point_at_cards_that_exist_and_outrank_hardware_words():
+    from core.knowledge.symptoms import SYMPTOM_WORDS_PATH, parse_symptom_words, symptom_cards
+
+    index = get_index()
+    cards = {d.id for d in index.docs if d.kind == "card"}
+    entries = parse_symptom_words(SYMPTOM_WORDS_PATH.read_text(encoding="utf-8"))
+    assert entries and all(e.card in cards for e in entries)
+
+    def top(query: str) -> list[str]:
+        return [f"{r.kind}:{r.id.split('#', 1)[0]}" for r in index.search(query, limit=3)]
+
+    assert "card:symptom-hang" in top("my job is stuck after the first step on 4 nodes of H800 with TP=8, PP=2")
+    assert "card:symptom-garbage-output" in top("Qwen3-8B on 16 H20 GPUs with EP=8: responses are gibberish")
+    assert top("what does --rollout-batch-size mean")[0] == "flag:--rollout-batch-size"
+    assert symptom_cards("hanging") == ["symptom-hang"] and symptom_cards("change the config") == []
+    assert symptom_cards("slowly") == []  # whole words only
+    assert symptom_cards("the reward is always 0 after 500 steps") == ["symptom-reward-zero"]  # 500 is a count
+    assert symptom_cards("HTTP/1.1 503 Service Unavailable") == ["symptom-http-errors"]
+
+
+def test_vocabularies_are_bounded_on_hostile_input():
+    import time
+
+    from core.knowledge.symptoms import symptom_cards
+    from core.knowledge.zh import english_words
+
+    text = ("卡住 hang 乱码 " * 200_000)[:2_000_000]
+    started = time.monotonic()
+    assert set(english_words(text)) == {"hang", "stuck", "garbled", "garbage", "output"}
+    assert symptom_cards(text) == ["symptom-hang"]
+    get_index().ask(text)
+    assert time.monotonic() - started < 10
+
+
+def test_a_cut_traceback_is_searched_by_the_words_around_it():
+    paste = ("Converting my Qwen2 hf checkpoint to torch_dist format with the conversion tool fails\n"
+             "[rank0]: Traceback (most recent call last):\n"
+             '[rank0]:   File "/home/me/my_convert.py", line 88, in main\n'
+             "[rank0]:     model = build(args)\n")
+    answer = get_index().ask(paste)
+    assert answer.pasted_error and not answer.found
+    top = [r.id.split("#", 1)[0] for r in answer.results[:3]]
+    assert "checkpoints" in top, top
+    assert answer.results[0].kind not in {"error", "log", "runtime", "bug"}

@@ -32,8 +32,10 @@ from core.knowledge.errors import (
 from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
 from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
 from core.knowledge.snippets import answer_sentence
+from core.knowledge.symptoms import symptom_cards
 from core.knowledge.tables import TABLE_PATHS, match_tables, table_docs
 from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
+from core.knowledge.zh import english_words
 from core.pins import SLIME_SHORT
 
 KINDS = ("card", "section", "flag", "rule", "error", "log", "model_script", "runtime", "term", "bug")
@@ -48,6 +50,8 @@ MAX_TERMS = 40
 SNIPPET_CHARS = 220
 _CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + SLIME_SHORT)
 PROSE_KINDS = frozenset({"card", "section"})
+# Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
+MESSAGE_KINDS = frozenset({"error", "log", "runtime", "bug"})
 # BM25 is multiplied by these (BM25 is negative: a larger weight ranks higher); prose and rules are what a
 # question usually wants, and raw BM25 favours the many short flag entries; the thousands of error messages
 # and log lines of every layer are found by their text first (exact lookups), so words weigh them less.
@@ -80,6 +84,37 @@ def _evidence(match: ErrorMatch) -> bool:
     it (a frame locating it, or most of its distinctive words)."""
     return match.confidence == "exact" or (match.confidence == "likely" and (match.frame is not None
                                                                            or match.how == "words"))
+
+
+_FRAME_OR_CODE_RE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:File \"|Traceback \(|\^+$|[\w.]+\(|\w+ = |return |raise |"
+                               r"assert |\s{2,}\S)")
+MAX_PROSE_LINES = 4
+
+
+def _prose_lines(text: str) -> list[str]:
+    """The first few lines of a paste written in words (an issue title, a sentence saying what was run), not
+    frames, code, log lines or the exception: what a cut traceback without a final exception still tells."""
+    out = []
+    for line in text[:MAX_QUERY_CHARS].splitlines()[:200]:
+        if not line.strip() or _FRAME_OR_CODE_RE.match(line) or _LOG_MARK_RE.search(line):
+            continue
+        if len(re.findall(r"[A-Za-z]{3,}", line)) >= 3 or english_words(line):
+            out.append(line.strip())
+        if len(out) >= MAX_PROSE_LINES:
+            break
+    return out
+
+
+def _prose_before_word_matched_messages(order: list[int], picked: dict[int, str], docs: list[Any]) -> list[int]:
+    """A question in words: a message record that only shares words with it (`related`) is not "your
+    message", so it does not come first when a card or section matched the same words; the best such prose
+    result moves in front of it. Exact lookups (a flag named, a message quoted whole) keep their place."""
+    if not order or picked[order[0]] != "related" or docs[order[0]].kind not in MESSAGE_KINDS:
+        return order
+    prose = next((i for i in order if picked[i] == "related" and docs[i].kind in PROSE_KINDS), None)
+    if prose is None:
+        return order
+    return [prose] + [i for i in order if i != prose]
 
 
 def _looks_like_flag(text: str, terms: list[str]) -> bool:
@@ -356,20 +391,28 @@ class SearchIndex:
         for m in matches:
             add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
         query_text = (read.final.message if read.final else "") if pasted else text[:MAX_QUERY_CHARS]
+        if pasted and not (read.final and read.final.type):  # a cut traceback or log lines: the words around
+            query_text = " ".join([*_prose_lines(text), query_text])  # them say what went wrong
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
+        terms += [w for w in english_words(text[:MAX_QUERY_CHARS]) if w not in terms][:max(0, MAX_TERMS - len(terms))]
         hits = self._text_hits(terms, limit, kinds, query_text)
         if _looks_like_flag(text, terms) and not any(self.docs[i].kind == "flag" for i in picked):
             for option in self.close_flags(text):
                 spec = self.catalog.lookup(option)
                 add("flag", spec.primary if spec else option, "likely")
         found = any(_evidence(m) for m in matches) or bool(table_hits)
+        if not pasted:  # a symptom in words: its card right after the exact lookups, before word overlap
+            for card in symptom_cards(" ".join([text[:MAX_QUERY_CHARS], *english_words(text[:MAX_QUERY_CHARS])])):
+                add("card", card, "related")
         if pasted and not found:  # only generic templates fit, or the class differs: candidates, not answers
             picked = {i: "closest" if level == "likely" else level for i, level in picked.items()}
         for i in hits:
             add(self.docs[i].kind, self.docs[i].id, "closest" if pasted and not found else "related")
         order = list(picked)
         if pasted and not found:  # no message answers: prose and checks near the words before other messages
-            order.sort(key=lambda i: self.docs[i].kind in ("error", "log"))
+            order.sort(key=lambda i: self.docs[i].kind in MESSAGE_KINDS)
+        elif not pasted:
+            order = _prose_before_word_matched_messages(order, picked, self.docs)
         results = [self._result(i, picked[i], terms) for i in order[:limit]]
         return self._answer(results, read, pasted, found)
 
