@@ -272,7 +272,7 @@ def test_ask_shows_fixed_upstream_and_whether_a_checkout_has_the_fix(tmp_path):
     bug = next(r for r in as_json["results"] if r["kind"] == "bug")
     assert bug["id"] == "proxy-env-503" and bug["checkout_has_fix"] is False
     bad = _ask("503", "--slime-checkout", str(tmp_path / "nothing"))
-    assert bad.returncode == 2 and "not a slime checkout" in bad.stderr
+    assert bad.returncode == 2 and "nothing is not a directory" in bad.stderr
 
 
 def test_ask_explains_a_runtime_message_with_causes_and_checks():
