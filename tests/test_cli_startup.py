@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 from core.monitor.tensorboard.synthetic import Scenario, write_slime_like_run
-
 from tests.conftest import ROOT
 
 HEAVY = ("pandas.core", "numpy", "plotly", "tbparse", "streamlit", "transformers")
