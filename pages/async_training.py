@@ -15,7 +15,7 @@ from core.drafts.launch import (
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import SLIME_SHORT, megatron_source, slime_source
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile
-from ui.drafts import checkpoint_fields, show_draft
+from ui.drafts import checkpoint_fields, own_checkout, own_checkout_caption, show_draft
 from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
@@ -82,11 +82,12 @@ for check in checks:
     box(plain(f"{'Pass' if check.passed else 'Fail'}: {check.name}. {check.message} (source: {check.source})"))
 
 st.subheader("2. GPUs and rollout")
-match = match_model(profile.model)
+own = own_checkout()
+match = match_model(profile.model, own.scripts)
 model_script_name = None
 if match.status != "exact":
     (st.warning if match.status == "family" else st.error)(plain(match.message))
-    names = [s.name for s in (match.scripts or load_model_scripts())]
+    names = [s.name for s in (match.scripts or own.scripts or load_model_scripts())]
     picked = memory.widget(st.selectbox, "Model script to source (scripts/models)", "model_script", "(choose)",
                            options=["(choose)", *names])
     model_script_name = None if picked == "(choose)" else picked
@@ -125,7 +126,8 @@ except ValueError as exc:
     st.stop()
 
 st.subheader("3. Draft for your review")
-draft = draft_launch_script(request)
+draft = draft_launch_script(request, checker=own.checker, scripts=own.scripts)
+own_checkout_caption(own)
 record = record_for(draft)
 show_draft(draft, key_prefix="async", accept=AcceptControl(
     memory, "Accept this draft", "accepted the draft",

@@ -204,17 +204,20 @@ st.markdown(
 
 memory.done_caption()
 text, data = read_input()
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)
 gpus = memory.widget(c1.number_input, "GPUs you have (from your profile)", "gpus", profile.gpus_total, min_value=1,
                      max_value=MAX_GPUS, step=1)
-entry_choice = memory.widget(c2.selectbox, "Entry for a bare argument list", "entry", AUTO,
+gpus_per_node = memory.widget(c2.number_input, "GPUs per node (from your profile; 0: not said)", "gpus_per_node",
+                              profile.gpus_per_node or 0, min_value=0, max_value=MAX_GPUS, step=1,
+                              help="Checks --num-gpus-per-node against the GPUs your nodes have (GPU004).")
+entry_choice = memory.widget(c3.selectbox, "Entry for a bare argument list", "entry", AUTO,
                              options=(AUTO, "train.py", "train_async.py"),
                              help="A script names its own entry (python3 train.py ...); a pasted flag list does not.")
 checkout, sglang_source, megatron_source, refused = own_versions()
 
 report: CheckReport | None = None
 if (text is not None or data is not None) and not refused:
-    options = CheckOptions(gpus=int(gpus), entry=None if entry_choice == AUTO else entry_choice,
+    options = CheckOptions(gpus=int(gpus), gpus_per_node=int(gpus_per_node) or None, entry=None if entry_choice == AUTO else entry_choice,
                            catalog_path=checkout, sglang_source=sglang_source, megatron_source=megatron_source)
     with st.spinner("Checking"):
         report = check_launch_script(text, options) if text is not None else check_script_bytes(data, options)

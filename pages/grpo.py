@@ -16,7 +16,7 @@ from ui.common import (
     saved_launch_keys,
     show_table,
 )
-from ui.drafts import checkpoint_fields, show_draft
+from ui.drafts import checkpoint_fields, own_checkout, own_checkout_caption, show_draft
 from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
@@ -50,11 +50,12 @@ c1.page_link("pages/check_data.py", label="Check my data file", icon=":material/
 c2.page_link("pages/model_checkpoint.py", label="Model script and checkpoint conversion", icon=":material/memory:")
 
 st.subheader("2. What the draft still needs")
-match = match_model(profile.model)
+own = own_checkout()
+match = match_model(profile.model, own.scripts)
 model_script_name = None
 if match.status != "exact":
     (st.warning if match.status == "family" else st.error)(plain(match.message))
-    names = [s.name for s in (match.scripts or load_model_scripts())]
+    names = [s.name for s in (match.scripts or own.scripts or load_model_scripts())]
     picked = memory.widget(st.selectbox, "Model script to source (scripts/models)", "model_script", "(choose)",
                            options=["(choose)", *names])
     model_script_name = None if picked == "(choose)" else picked
@@ -120,7 +121,8 @@ except ValueError as exc:  # pydantic's ValidationError is a ValueError
     st.stop()
 
 st.subheader("3. Draft for your review")
-draft = draft_launch_script(request)
+draft = draft_launch_script(request, checker=own.checker, scripts=own.scripts)
+own_checkout_caption(own)
 record = record_for(draft)
 done = [*record.done, *(f"prerequisite: {label}" for label, ok in prerequisites_met.items() if ok)]
 todo = [*(f"prerequisite: {label}" for label, ok in prerequisites_met.items() if not ok), *record.todo]

@@ -21,7 +21,16 @@ from core.knowledge.cards import get_card
 from core.model_scripts import load_model_scripts, match_model
 from core.paths import PathRefused, read_regular, resolve_allowed
 from core.pins import SLIME_SHORT, slime_source
-from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings, show_table
+from ui.common import (
+    ensure_app_frame,
+    own_model_scripts,
+    own_sources,
+    plain,
+    profile_caption,
+    require_profile,
+    show_findings,
+    show_table,
+)
 from ui.memory import LAUNCH_PAGES, AcceptControl, PageMemory, hand_over_inputs
 
 ensure_app_frame()
@@ -32,22 +41,32 @@ profile_caption(profile)
 memory = PageMemory("model_checkpoint", "mc", profile)
 memory.done_caption()
 
-scripts = load_model_scripts()
+own_scripts = own_model_scripts()
+own_slime, _, _ = own_sources()
+scripts = own_scripts or load_model_scripts()
 by_name = {s.name: s for s in scripts}
+where = "in your checkout" if own_scripts else f"at {SLIME_SHORT}"
 
 # -- 1. the model script ---------------------------------------------------------------------------------
 st.subheader("1. The model script")
-st.write(f"slime ships one script per supported model in `scripts/models/` ({len(scripts)} at {SLIME_SHORT}). "
+st.write(f"slime ships one script per supported model in `scripts/models/` ({len(scripts)} {where}). "
          "Each one only fills the bash array `MODEL_ARGS`: the architecture Megatron cannot read from a "
          "checkpoint. Where the weights live is set separately, below.")
-match = match_model(profile.model)
+if own_scripts:
+    st.caption(f"The model scripts are read from your own slime checkout {plain(str(own_slime))} (remembered in "
+               "your profile or named on the launch-script checker), not from the commit we pin.")
+elif own_slime is not None:
+    st.caption(f"Your slime checkout {plain(str(own_slime))} has no readable scripts/models/*.sh: showing the "
+               f"model scripts slime ships at {SLIME_SHORT}.")
+match = match_model(profile.model, own_scripts)
 if match.status == "exact":
     st.success(plain(match.message), icon=":material/check_circle:")
 elif match.status == "family":
     st.warning(plain(match.message), icon=":material/warning:")
 else:
-    st.error(plain(match.message + " In plain words: this model is outside what slime ships support for at "
-                                   "the pinned commit."), icon=":material/error:")
+    outside = ("your checkout ships no script for this model" if own_scripts
+               else "this model is outside what slime ships support for at the pinned commit")
+    st.error(plain(f"{match.message} In plain words: {outside}."), icon=":material/error:")
 
 names = [s.name for s in scripts]
 default_name = match.scripts[0].name if match.status == "exact" else None
@@ -55,7 +74,7 @@ options = ["(choose)", *names]
 picked = memory.widget(st.selectbox, "Model script to source", "script", default_name or "(choose)", options=options)
 script = by_name.get(picked)
 
-with st.expander(f"All {len(scripts)} model scripts at {SLIME_SHORT}"):
+with st.expander(f"All {len(scripts)} model scripts {where}"):
     st.dataframe(pd.DataFrame([{
         "script": s.path, "layers": s.values.get("num-layers", ""), "hidden": s.values.get("hidden-size", ""),
         "heads": s.values.get("num-attention-heads", ""), "experts": s.values.get("num-experts", ""),

@@ -323,7 +323,7 @@ def live_view() -> None:
                 baselines[key] = RunSnapshot.model_validate(saved) if saved else None
             except ValueError:
                 baselines[key] = None
-        snap = snapshot(follower.run, follower.verdicts, now)
+        snap = snapshot(follower.run, [*follower.verdicts, gpus[follower.run.name].verdict()], now)  # with MON012
         text = changes_since(baselines[key], snap)
         if text:
             st.info(f"{plain(follower.run.name)}: {plain(text)}", icon=":material/update:")

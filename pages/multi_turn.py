@@ -25,7 +25,7 @@ from core.knowledge.cards import get_card
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import slime_source
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings, show_table
-from ui.drafts import ExtraFile, checkpoint_fields, show_draft
+from ui.drafts import ExtraFile, checkpoint_fields, own_checkout, own_checkout_caption, show_draft
 from ui.memory import AcceptControl, PageMemory
 
 ensure_app_frame()
@@ -188,11 +188,12 @@ if missing:
     memory.progress(done=done_items, todo=missing, summary="Multi-turn: waiting for " + "; ".join(missing[:3]))
     st.stop()
 
-match = match_model(profile.model)
+own = own_checkout()
+match = match_model(profile.model, own.scripts)
 model_script_name = None
 if match.status != "exact":
     (st.warning if match.status == "family" else st.error)(plain(match.message))
-    names = [s.name for s in (match.scripts or load_model_scripts())]
+    names = [s.name for s in (match.scripts or own.scripts or load_model_scripts())]
     picked = memory.widget(st.selectbox, "Model script to source (scripts/models)", "model_script", "(choose)",
                            options=["(choose)", *names])
     model_script_name = None if picked == "(choose)" else picked
@@ -230,7 +231,8 @@ except ValueError as exc:  # pydantic's ValidationError is a ValueError
     memory.progress(done=done_items, todo=[f"fix the answers: {exc}"], summary="Multi-turn: answers cannot make a draft")
     st.stop()
 
-draft = draft_launch_script(request)
+draft = draft_launch_script(request, checker=own.checker, scripts=own.scripts)
+own_checkout_caption(own)
 yaml_text = f"max_turns: {max_turns}\n" if max_turns and config_path else ""
 extra_files = (ExtraFile(label="Download the YAML", data=yaml_text, filename="agent.yaml", mime="text/yaml",
                          language="yaml", caption=f"YAML for {config_path}"),) if yaml_text else ()

@@ -608,6 +608,32 @@ def test_num_gpus_per_node_against_the_gpus_a_node_has(args, expected, severity,
         assert "(its default)" in found[0].message and found[0].fix.startswith("add --num-gpus-per-node")
 
 
+@pytest.mark.parametrize(("args", "per_node", "expected", "severity", "text"), [
+    # one actor node of 4 and 4 rollout GPUs on a second 4-GPU node: engine ids 4..7 on a node of 4
+    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4"], 4, ["GPU004"], "error", "up to 7"),
+    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4", "--num-gpus-per-node", "4"], 4, [], None, ""),
+    # the profile's count wins over the actor's: two nodes of 8 with a 4-GPU actor each are fine at 8
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--colocate"], 8, [], None, ""),
+    # nodes of 16 with slime's default 8: engines pile onto GPUs 0 to 7
+    (["--actor-num-gpus-per-node", "16", "--colocate"], 16, ["GPU004"], "warning", "GPUs 8 to 15 get none"),
+    (["--actor-num-gpus-per-node", "4", "--colocate"], 16, [], None, ""),  # ids stay below 8
+    # an actor asking more GPUs of a node than the node has
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "8", "--colocate"], 4, ["GPU004"], "error",
+     "--actor-num-gpus-per-node is 8"),
+], ids=str)
+def test_num_gpus_per_node_against_the_profiles_gpus_per_node(args, per_node, expected, severity, text):
+    found = list(layout.gpus_per_node_match(rule_context(args, CheckOptions(gpus_per_node=per_node))))
+    assert codes(found) == expected
+    if found:
+        assert found[0].severity.value == severity and text in found[0].message
+        assert "your profile" in found[0].message
+
+
+def test_without_the_profiles_count_a_single_node_actor_is_not_judged():
+    args = ["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4"]
+    assert list(layout.gpus_per_node_match(rule_context(args, CheckOptions()))) == []
+
+
 @pytest.mark.skipif(not (SLIME_SRC / "scripts" / "run-glm4.7-30B-A3B.sh").is_file(), reason="needs slime's scripts")
 def test_the_expert_grid_rule_catches_the_script_of_slime_issue_1818():
     """THUDM/slime#1818: run-glm4.7-30B-A3B.sh at the pin sets PP 2 x EP 8 on one 8-GPU node, and Megatron's

@@ -37,7 +37,7 @@ def test_page_works_before_the_first_visit_questions_and_invites_them(app_env, m
 def test_the_calculator_has_its_own_page_and_takes_the_scripts_numbers(app_env, make_app):
     saved(app_env)
     at = make_app(PAGE).run()
-    assert not at.exception and [n.key for n in at.number_input] == ["ca_gpus"]  # the calculator moved out
+    assert not at.exception and [n.key for n in at.number_input] == ["ca_gpus", "ca_gpus_per_node"]  # the calculator moved out
     at.text_area(key="ca_text").input((FIXTURES / "good_colocate.sh").read_text()).run()
     at.button(key="ca_to_calculator").click().run()
     assert not at.exception
@@ -187,3 +187,18 @@ def test_an_uploaded_script_is_checked_once_and_marks_the_check_done(app_env, ma
     at.run()  # the same upload shown again is not a new check
     assert len(store.accepted("default", "check_args")) == 1
     assert store.inputs("default", "check_args").values["source"] == "Upload a file"
+
+
+def test_the_profiles_gpus_per_node_checks_num_gpus_per_node(app_env, make_app):
+    store = Store(app_env)
+    store.save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8, gpus_per_node=4))
+    at = make_app(PAGE).run()
+    assert at.number_input(key="ca_gpus_per_node").value == 4  # from the profile
+    at.text_area(key="ca_text").input("python3 train.py --actor-num-gpus-per-node 4 --rollout-num-gpus 4 "
+                                      "--rollout-batch-size 8 --n-samples-per-prompt 8 --global-batch-size 64 "
+                                      "--num-rollout 2 --hf-checkpoint /m").run()
+    assert not at.exception
+    errors = texts(at.error)
+    assert "GPU004" in errors and "Your nodes have 4 GPUs each (your profile)" in errors
+    at.number_input(key="ca_gpus_per_node").set_value(0).run()  # not said: a one-node actor is not judged
+    assert "GPU004" not in texts(at.error)

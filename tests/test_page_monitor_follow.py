@@ -65,3 +65,33 @@ def test_page_follows_a_growing_run_and_says_what_changed(app_env, make_app, gro
     infos = " ".join(i.value for i in again.info).replace("\\", "")  # markdown escapes
     assert "Since you last looked" in infos and "15 new rollouts (35 -> 50)" in infos
     assert "the reward (rollout/raw_reward" in infos
+
+
+def test_since_you_last_looked_counts_the_gpu_verdict(app_env, make_app, tmp_path, monkeypatch):
+    """A GPU log that filled in while the user was away: MON012's new status is in the paragraph."""
+    from core.monitor.gpu.synthetic import Layout, write_nvidia_smi_csv
+    from core.monitor.tensorboard.synthetic import Scenario, write_slime_like_run
+
+    scenario, layout = Scenario(rollouts=12, seed=1), Layout(nodes=2, gpus_per_node=4, training_gpus=4)
+    run = tmp_path / "gpu-logs" / "run"
+    write_slime_like_run(run, scenario)
+    full = {n: write_nvidia_smi_csv(tmp_path / "full" / f"gpu-node{n}.csv", layout, n, scenario).read_text()
+            for n in range(2)}
+    for n, text in full.items():
+        (run / f"gpu-node{n}.csv").write_text(text.splitlines()[0] + "\n")  # the header, no sample yet
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path / "gpu-logs"))
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/monitor.py").run()
+    at.text_input(key="mon_dir").input(str(run))
+    at.button(key="mon_dir_add").click().run()
+    assert not at.exception
+    for n, text in full.items():
+        (run / f"gpu-node{n}.csv").write_text(text)
+    import streamlit as st
+
+    st.cache_resource.clear()
+    again = make_app("pages/monitor.py").run()
+    assert not again.exception
+    infos = " ".join(i.value for i in again.info).replace("\\", "")
+    assert "Since you last looked" in infos and "no new data" in infos
+    assert "MON012 GPUs are busy unknown -> warn" in infos

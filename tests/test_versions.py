@@ -576,6 +576,15 @@ def test_a_draft_is_checked_against_the_users_checkout_when_given(capsys, tmp_pa
     assert any(f["code"] == "ARG001" for f in mine)  # the draft uses flags this small slime does not define
 
 
+def test_a_cli_draft_sources_the_model_script_of_the_users_checkout(capsys, tmp_path, monkeypatch):
+    tree = old_tree(tmp_path / "co", more={"scripts/models/myco-7B.sh": "MODEL_ARGS=(\n   --num-layers 4\n)\n"})
+    argv = ["draft", "grpo", "--model", "myco-7B", "--data", "/d/x.jsonl", "--gpus", "8"]
+    main(argv)
+    assert "source scripts/models/myco-7B.sh" not in capsys.readouterr().out  # slime ships none at the pin
+    main([*argv, "--slime-checkout", str(tree)])
+    assert "source scripts/models/myco-7B.sh" in capsys.readouterr().out
+
+
 def test_the_model_script_picker_reads_the_checkouts_own_scripts(tmp_path):
     from core.model_scripts import match_model
 

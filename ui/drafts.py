@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
-from core.drafts.launch import Draft
-from ui.common import flag_link, get_store, plain, show_findings
+from core.drafts.launch import Draft, checkout_checker
+from core.findings import Finding
+from core.model_scripts import ModelScript
+from ui.common import (
+    flag_link,
+    get_store,
+    own_model_scripts,
+    own_sources,
+    plain,
+    show_findings,
+    versions_caption,
+)
 from ui.memory import AcceptControl, InputMemory, when_text
 
 CHECKPOINT_FIELDS = (("ckpt_hf", "--hf-checkpoint", "Hugging Face checkpoint folder (--hf-checkpoint)"),
@@ -48,6 +60,47 @@ def checkpoint_fields(memory: InputMemory, model: str) -> CheckpointPaths:
                    "conversion command on Model and checkpoint fills them.")
     return CheckpointPaths(hf_checkpoint=hf, ref_load=values["ckpt_ref"].strip() or None,
                            save_dir=values["ckpt_save"].strip() or None)
+
+
+@dataclass(frozen=True)
+class OwnCheckout:
+    """What a draft page takes from the user's own slime checkout (None everywhere: the pins)."""
+
+    slime: Path | None
+    scripts: tuple[ModelScript, ...] | None
+    checker: Callable[[str, int], list[Finding] | None] | None
+    versions: list[dict]
+
+
+def own_checkout() -> OwnCheckout:
+    """The checkout (and SGLang / Megatron sources) remembered in the profile or named on the checker: its
+    model scripts for the picker, a checker that judges the draft by its own code, and the versions it holds."""
+    from core.launch.versions import SourceError, UserSources, checkout_catalog, versions_of
+
+    slime, sglang, megatron = own_sources()
+    if slime is None:
+        return OwnCheckout(None, None, None, [])
+    try:
+        catalog = checkout_catalog(UserSources(slime=slime, sglang=sglang, megatron=megatron))
+        versions = [v.model_dump(mode="json") for v in versions_of(catalog)]
+    except (SourceError, ValueError, OSError):  # CatalogError is a ValueError; the checker says why
+        versions = []
+    return OwnCheckout(slime, own_model_scripts(), checkout_checker(slime, sglang, megatron), versions)
+
+
+def own_checkout_caption(own: OwnCheckout) -> None:
+    """Say that the draft was checked against the user's own checkout, and with which versions."""
+    if own.slime is None:
+        st.caption("Checked against the versions slime pins. Name your own slime checkout on the launch-script "
+                   "checker or your profile to check drafts against the code you run.")
+        return
+    st.caption(f"This draft is checked against your own slime checkout {plain(str(own.slime))}, and its model "
+               "scripts are the ones of that checkout.")
+    if own.versions:
+        versions_caption(own.versions)
+    else:
+        st.caption("Your checkout's arguments could not be read; the findings below say why and what the draft "
+                   "was checked against instead.")
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--entry", choices=("train.py", "train_async.py"), default=None,
                         help="the entry point, for a bare argument list (a script names its own)")
     parser.add_argument("--gpus", type=int, default=None, metavar="N", help="GPUs you have, to check the layout")
+    parser.add_argument("--gpus-per-node", type=int, default=None, metavar="N",
+                        help="GPUs each of your nodes has, to check multi-node placement (GPU004: "
+                        "--num-gpus-per-node against it)")
     parser.add_argument("--slime-checkout", type=Path, default=None, metavar="DIR",
                         help="check against this slime checkout (any commit, or a fork with slime's layout) instead "
                         "of the bundled catalog; default: $SLIME_ASSISTANT_SLIME_CHECKOUT")
@@ -64,6 +67,9 @@ def run_check_args(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.gpus is not None and not 1 <= args.gpus <= MAX_GPUS:
         say(f"check-args: --gpus must be between 1 and {MAX_GPUS}, not {args.gpus}")
+        return EXIT_USAGE
+    if getattr(args, "gpus_per_node", None) is not None and not 1 <= args.gpus_per_node <= MAX_GPUS:
+        say(f"check-args: --gpus-per-node must be between 1 and {MAX_GPUS}, not {args.gpus_per_node}")
         return EXIT_USAGE
     problem = _sources_problem(args)
     if problem:
@@ -139,7 +145,8 @@ def _checked(args: argparse.Namespace, path: str, checkout: Path | None) -> Chec
     if data is None:
         return None
     script_path = None if path == "-" else Path(path)
-    options = CheckOptions(entry=args.entry, gpus=args.gpus, catalog_path=checkout, script_path=script_path,
+    options = CheckOptions(entry=args.entry, gpus=args.gpus, gpus_per_node=getattr(args, "gpus_per_node", None),
+                           catalog_path=checkout, script_path=script_path,
                            sglang_source=getattr(args, "sglang_source", None),
                            megatron_source=getattr(args, "megatron_source", None))
     return check_script_bytes(data, options)

@@ -139,7 +139,7 @@ def handle_draft(args: argparse.Namespace) -> int:
     if problem:
         say(f"slime-assistant draft: {problem}")
         return EXIT_USAGE
-    draft: Draft = draft_launch_script(request, checker=checker)
+    draft: Draft = draft_launch_script(request, checker=checker, scripts=_own_scripts(args) if checker else None)
     as_json = getattr(args, "output_format", "text") == "json"
     if draft.findings and not as_json:
         say(render_text(draft.findings))
@@ -175,6 +175,14 @@ def draft_json(draft: Draft, output: str | None) -> dict:
         "script": draft.script or None, "summary_markdown": draft.summary_markdown or None,
         "findings": findings_json(draft.findings, JSON_FIELDS), "counts": count_by_severity(draft.findings),
     }
+
+
+def _own_scripts(args: argparse.Namespace) -> tuple | None:
+    """The model scripts of the user's own checkout (given or from the environment), None for the pinned ones."""
+    from core.launch.versions import checkout_model_scripts, sources_from_env
+
+    slime = sources_from_env(slime=getattr(args, "slime_checkout", None)).slime
+    return (checkout_model_scripts(slime) or None) if slime is not None else None
 
 
 def _own_checker(args: argparse.Namespace) -> tuple[Callable[[str, int], list[Finding] | None] | None, str | None]:

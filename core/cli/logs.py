@@ -263,14 +263,14 @@ def handle_logs(args: argparse.Namespace) -> int:
     if getattr(args, "follow", False):
         from core.cli import logs_follow
 
-        if args.gpu_log:
-            notes.append("--gpu-log is not read while following (the GPU check, MON012, runs without --follow)")
-
         followers: list = []
         _, problems = collect_runs(args.paths, cache=cache, notes=notes,
-                                   open_found=logs_follow.opener(followers, cache, args.stall_after))
+                                   open_found=logs_follow.opener(followers, cache, args.stall_after,
+                                                                 gpu_logs=named_gpu_logs(args.gpu_log, [])))
+        named_gpu_logs(args.gpu_log, problems)  # the --gpu-log files that cannot be read, said once
         return logs_follow.follow(args, followers, problems, exit_code=exit_code,
-                                  render=lambda results, compact: _report(args, results, problems, notes, compact))
+                                  render=lambda results, compact, gpus: _report(args, results, problems, notes,
+                                                                                compact, gpus=gpus))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
     from core.cli.gpu_report import gpus_of, named_gpu_logs
     from core.monitor.verdicts import run_verdicts

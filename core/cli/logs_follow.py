@@ -3,7 +3,9 @@
 Each run found is followed (core.monitor.follow): every interval, the files that grew are read from where the
 last read ended, and each change is printed as it happens (a verdict's new status, a new restart, a new or
 replaced file, a stalled run: no new step for --stall-after intervals, and a run that resumed or recorded its
-exit). With --format json the first line is the usual document on one line, then one JSON object per change.
+exit). The GPU data is followed too: the run's W&B system metrics, the GPU logs in its folder and the --gpu-log
+files are read on from where the last read ended, a GPU log that appears is a change line, and "GPUs are busy"
+(MON012) is judged with the other verdicts, so its new status is one. With --format json the first line is the usual document on one line, then one JSON object per change.
 On Ctrl-C the exit code is the one `logs` gives for the runs as they are then.
 """
 
@@ -59,7 +61,7 @@ def follow(args: argparse.Namespace, followers: list[Follower], problems: list[s
     """Print the first report (`render(results)`), then follow; return the exit code when interrupted."""
     interval = max(MIN_INTERVAL, float(args.interval))
     results = [(f.run, f.verdicts) for f in followers]
-    render(results, compact=True)
+    render(results, compact=True, gpus=[f.gpus for f in followers] if followers else None)
     if not followers:  # nothing could be read: nothing to follow
         return exit_code(results, problems)
     if args.format == "text":
@@ -85,15 +87,16 @@ def follow(args: argparse.Namespace, followers: list[Follower], problems: list[s
     return exit_code([(f.run, f.verdicts) for f in followers], problems)
 
 
-def opener(followers: list[Follower], cache, stall_after: int):
+def opener(followers: list[Follower], cache, stall_after: int, gpu_logs: list[str] = ()):
     """An `open_found` for `collect_runs` that keeps a Follower of each run it opens (on the cache itself, not
-    on the batch `collect_runs` gathers its writes in: a follower outlives that batch)."""
+    on the batch `collect_runs` gathers its writes in: a follower outlives that batch), following its GPU data
+    with the `gpu_logs` named by the user."""
     base_cache = cache
 
     from core.monitor.follow import Follower
 
     def open_found(found: FoundRun, cache=None):
-        follower = Follower(found, cache=base_cache, stall_after=stall_after)
+        follower = Follower(found, cache=base_cache, stall_after=stall_after, gpu_logs=list(gpu_logs))
         followers.append(follower)
         return follower.run
     return open_found

@@ -70,6 +70,7 @@ from core.drafts.script import (
     q,
 )
 from core.findings import Finding, Severity, sort_and_dedupe
+from core.model_scripts import ModelScript
 from core.pins import slime_source
 
 __all__ = [
@@ -167,13 +168,15 @@ def draft_filename(request: DraftRequest) -> str:
 
 
 def draft_launch_script(request: DraftRequest,
-                        checker: Callable[[str, int], list[Finding] | None] | None = None) -> Draft:
+                        checker: Callable[[str, int], list[Finding] | None] | None = None,
+                        scripts: tuple[ModelScript, ...] | None = None) -> Draft:
     """Plan, write and check a launch script. Errors in planning give a draft that is not ready.
 
     `checker` defaults to `run_launch_checker` (looked up at call time); it returns None when unavailable.
+    `scripts` are the model scripts to choose from (the user's checkout's; default the ones shipped at the pin).
     """
     checker = checker or run_launch_checker
-    model_script, findings = choose_model_script(request)
+    model_script, findings = choose_model_script(request, scripts)
     layout, layout_findings = plan_gpu_layout(request, model_script)
     findings += layout_findings
     batch, batch_findings = plan_batches(request)

@@ -106,10 +106,12 @@ def check_fully_async_has_no_eval(request: DraftRequest) -> list[Finding]:
     return []
 
 
-def choose_model_script(request: DraftRequest) -> tuple[ModelScript | None, list[Finding]]:
+def choose_model_script(request: DraftRequest, scripts: tuple[ModelScript, ...] | None = None,
+                        ) -> tuple[ModelScript | None, list[Finding]]:
     """The model script to source: the one named in the request, else an exact match for the model name.
-    A family-only or unknown match is the user's choice, so it is an error rather than a guess."""
-    scripts = load_model_scripts()
+    A family-only or unknown match is the user's choice, so it is an error rather than a guess. `scripts` are
+    the model scripts of the user's own checkout when they named one (else the ones slime ships at the pin)."""
+    scripts = scripts or load_model_scripts()
     if request.model_script:
         chosen = next((s for s in scripts if s.name == request.model_script), None)
         if chosen is None:
@@ -118,7 +120,7 @@ def choose_model_script(request: DraftRequest) -> tuple[ModelScript | None, list
                                    fix="pick one of the names under scripts/models",
                                    source=slime_source("scripts/models"))]
         return chosen, []
-    match = match_model(request.model)
+    match = match_model(request.model, scripts)
     if match.status == "exact":
         return match.scripts[0], []
     if match.status == "family":

@@ -9,7 +9,12 @@ pending (not damage) and read whole on a later refresh; a file that shrank, chan
 longer matches the bytes before its saved offset was replaced, and the run is read again from the start.
 
 Each refresh says what changed (`FollowEvent`s): a verdict's new status, a new restart, a new or replaced
-file, a run that stalled (no new step for `stall_after` refreshes) and one that resumed. `RunSnapshot` and
+file, a run that stalled (no new step for `stall_after` refreshes) and one that resumed.
+
+Given `gpu_logs` (the files the user named; the run's own folders and W&B files are looked in too), the
+follower also keeps the run's GPU data (core.monitor.gpu): GPU logs that grew are read on from their saved
+offsets, one that appears is a `gpu_file` event, and "GPUs are busy" (MON012) joins the verdicts, so its
+status change is a change like any other. `RunSnapshot` and
 `changes_since` give the page's "since you last looked" paragraph.
 """
 
@@ -31,10 +36,12 @@ from core.monitor.scan import Damage, FileScan
 from core.monitor.sources import (
     FoundRun,
     file_format,
+    list_gpu_files,
     list_run_files,
     merge_file_infos,
     open_run,
     read_file_scan,
+    read_gpu_files,
 )
 from core.monitor.stream import scan_stream, tail_digest
 from core.monitor.verdicts import Verdict, run_verdicts
@@ -51,7 +58,7 @@ EMPTY = {"steps": np.int64, "tag_ids": np.int32, "values": np.float64, "wall_tim
 class FollowEvent(BaseModel):
     """One change seen by a refresh, said in one line."""
 
-    kind: str  # status | restart | new_file | replaced | stalled | resumed | finished
+    kind: str  # status | restart | new_file | replaced | stalled | resumed | finished | gpu_file
     run: str
     message: str
     code: str | None = None
@@ -69,6 +76,7 @@ class Refresh(BaseModel):
     reread: bool = False  # the run was read again from the start (a file replaced or added)
     pending_bytes: int = 0  # bytes of records still being written at the ends of files
     last_step: int | None = None
+    gpu_samples: int = 0  # new GPU samples (when GPU logs are followed)
     events: list[FollowEvent] = []
 
 
@@ -116,8 +124,13 @@ class Follower:
     """One run, followed: opened once, then refreshed from each file's saved offset."""
 
     def __init__(self, found: FoundRun, *, cache=None, stall_after: int = STALL_AFTER,
-                 clock: Callable[[], float] = time.time, on_progress=None) -> None:
+                 clock: Callable[[], float] = time.time, on_progress=None,
+                 gpu_logs: list[str | Path] | None = None) -> None:
         self.found = found
+        self.gpu_logs = None if gpu_logs is None else list(gpu_logs)  # None: the GPU data is not followed
+        self.gpu_cursors: dict = {}  # each GPU log's saved offset and parser state (core.monitor.gpu)
+        self.gpus = None  # RunGpus, when followed
+        self._gpu_ident: tuple = ()
         self._on_progress = on_progress
         self.cache = cache
         self.stall_after = max(1, stall_after)
@@ -151,9 +164,42 @@ class Follower:
                 ordered[idx] = state
         self.states = [s for s in ordered if s is not None]
         self._apply_damage()
-        self.verdicts = run_verdicts(run)
+        self._refresh_gpus(run_changed=True)
+        self.verdicts = self._verdicts()
         self.restarts_seen = len(restart_summary(run))
         self.exit_code = run.wandb.exit_code if run.wandb is not None else None
+
+    def _verdicts(self) -> list[Verdict]:
+        return run_verdicts(self.run) + ([self.gpus.verdict()] if self.gpus is not None else [])
+
+    def _refresh_gpus(self, *, run_changed: bool, out: Refresh | None = None) -> bool:
+        """Read the GPU logs again when one grew or appeared (from their saved offsets), or when the run grew
+        (the GPU samples are put on the run's clock and phases); True when the GPU data was read again."""
+        if self.gpu_logs is None:
+            return False
+        try:
+            files = list_gpu_files(self.run, self.gpu_logs)
+        except OSError:
+            files = []
+        ident = tuple((str(p), *_stat(p)) for p in files)
+        if self.gpus is not None and (ident == self._gpu_ident and not run_changed or not ident
+                                      and not self._gpu_ident):
+            return False
+        known = {entry[0] for entry in self._gpu_ident}
+        before = self.gpu_sample_count()
+        first = self.gpus is None
+        self._gpu_ident = ident
+        self.gpus = read_gpu_files(self.run, self.gpu_logs, self.gpu_cursors)
+        if out is not None and not first:
+            out.gpu_samples = max(0, self.gpu_sample_count() - before)
+            read = {f.path for f in self.gpus.data.files}
+            for name in [p for p, *_ in ident if p not in known and p in read]:
+                out.events.append(FollowEvent(kind="gpu_file", run=self.run.name, message=(
+                    f"a GPU log appeared: {name}; its samples are read from now on")))
+        return True
+
+    def gpu_sample_count(self) -> int:
+        return sum(s.samples for s in self.gpus.data.series) if self.gpus is not None else 0
 
     def _report_name(self, p: Path) -> str:
         if self.found.kind == "wandb":
@@ -353,10 +399,11 @@ class Follower:
         self._apply_damage()
         out.pending_bytes = sum(s.pending.length for s in self.states if s.pending is not None)
         out.last_step = last_step(run)
-        if out.files_grown or out.reread:
-            if self.found.kind == "wandb" and self.states and not out.reread:
-                run.wandb = merge_file_infos([s.carry for s in self.states])
-            verdicts = run_verdicts(run)
+        if self.found.kind == "wandb" and self.states and not out.reread and out.files_grown:
+            run.wandb = merge_file_infos([s.carry for s in self.states])
+        gpus_read = self._refresh_gpus(run_changed=bool(out.files_grown), out=out) if not out.reread else False
+        if out.files_grown or out.reread or gpus_read:
+            verdicts = self._verdicts()
             old = before if before is not None else {v.code: v.status for v in self.verdicts}
             for v in verdicts:
                 if old.get(v.code) is not None and old[v.code] != v.status:
@@ -375,6 +422,14 @@ class Follower:
                                           f"(exit code {code})"))
         self.exit_code = code
         return out
+
+
+def _stat(p: Path) -> tuple[int, int]:
+    try:
+        st = os.stat(p)
+    except OSError:
+        return (-1, 0)
+    return (st.st_size, st.st_mtime_ns)
 
 
 def last_step(run: RunData) -> int | None:

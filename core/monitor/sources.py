@@ -114,7 +114,8 @@ def holds_run_files(names: list[str]) -> bool:
 # -- what following a run needs of each source (core.monitor.follow) -----------------------------------------
 
 def file_format(kind: str) -> Format:
-    """How a source's files are scanned from an offset (core.monitor.stream)."""
+    """How a source's files are scanned from an offset (core.monitor.stream). GPU logs (nvidia-smi CSVs, job
+    logs) are lines, not records: they are followed by `read_gpu_files` with its cursors instead."""
     return RUN_FILES if kind == "wandb" else EVENTS
 
 
@@ -124,6 +125,25 @@ def list_run_files(found: FoundRun) -> list[Path]:
     if found.files:
         return [Path(f) for f in found.files]
     return list_event_files(Path(found.path))
+
+
+def list_gpu_files(run: RunData, named: list[str | Path] = ()) -> list[Path]:
+    """The GPU logs of a run now (core.monitor.gpu): the files the user named, the nvidia-smi CSVs and job logs
+    found in the run's folders (found again each time: a node that starts logging adds a file) and, for W&B,
+    the run files whose system metrics are GPU data. Following a run watches these beside its scalar files."""
+    from core.monitor.gpu import discover_gpu_logs
+    from core.monitor.gpu.runs import run_wandb_files, search_dirs
+
+    found = [p for d in search_dirs(run) if d.is_dir() for p in discover_gpu_logs(d)]
+    return list(dict.fromkeys([*(Path(p) for p in named), *found, *run_wandb_files(run)]))
+
+
+def read_gpu_files(run: RunData, named: list[str | Path] = (), cursors: dict | None = None):
+    """A run's GPU data (`RunGpus`); with `cursors` kept between calls, each GPU log that only grew is read
+    from its saved offset (a line or record still being written waits for the next read)."""
+    from core.monitor.gpu import read_run_gpus
+
+    return read_run_gpus(run, list(named), cursors=cursors)
 
 
 def read_file_scan(kind: str, path: Path, cache=None) -> tuple[FileScan, str]:

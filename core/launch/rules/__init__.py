@@ -53,7 +53,7 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     GPU001    error    a disaggregated run without --rollout-num-gpus
     GPU002    warning  rollout GPUs do not divide into whole engines (error when not even one engine fits)
     GPU003    error    the run needs more GPUs than the saved profile has (info when it uses fewer)
-    GPU004    error    --num-gpus-per-node (default 8) differs from the GPUs per node a multi-node actor uses
+    GPU004    error    --num-gpus-per-node (default 8) differs from the GPUs per node (the profile's, or a multi-node actor's)
     MEG001    error    world size not divisible by TP x PP x CP
     MEG002    error    layers not divisible by the pipeline size
     MEG003    error    attention heads do not divide the hidden size (no --kv-channels)

@@ -24,6 +24,7 @@ MAX_SUGGESTIONS = 20  # did-you-mean lookups per check (each scans the whole cat
 class CheckOptions(BaseModel):
     entry: Literal["train.py", "train_async.py"] | None = None  # for bare arg lists; scripts carry their own
     gpus: int | None = Field(default=None, ge=1, le=MAX_GPUS)  # the user's saved GPU total (core.memory.profile)
+    gpus_per_node: int | None = Field(default=None, ge=1, le=MAX_GPUS)  # GPUs a node of theirs has (the profile)
     catalog_path: Path | None = None  # an arguments.json, or a slime checkout to build one from
     script_path: Path | None = None  # where the checked script lives, when known (the CLI): resolves $SCRIPT_DIR
     sglang_source: Path | None = None  # the user's SGLang (installed package or checkout), with a slime checkout

@@ -146,28 +146,49 @@ def gpus_per_node_match(ctx: RuleContext) -> Iterable[Finding]:
     (slime/backends/sglang_utils/sglang_engine.py:21-28@624b824a), and the rollout manager splits engines
     into node processes by --num-gpus-per-node (slime/ray/rollout.py:1034-1035@624b824a). A training actor on several nodes
     takes --actor-num-gpus-per-node on each, which tells how many GPUs a node really has; when the two
-    differ, engines get GPU ids the node does not have (fewer GPUs) or pile onto its first GPUs (more)."""
+    differ, engines get GPU ids the node does not have (fewer GPUs) or pile onto its first GPUs (more).
+    When the user's profile says how many GPUs their nodes have (`CheckOptions.gpus_per_node`), that count is
+    the one a node really has, also for a single-node actor whose rollout GPUs spread over more nodes."""
     layout = ctx.layout or gpu_layout(ctx)
     if layout["mode"] in ("external rollout", "debug-train-only", "debug-rollout-only"):
         return
-    nodes, per_node = ctx.need("--actor-num-nodes", 1), ctx.need("--actor-num-gpus-per-node", 8)
+    nodes, actor_per_node = ctx.need("--actor-num-nodes", 1), ctx.need("--actor-num-gpus-per-node", 8)
     declared = ctx.need("--num-gpus-per-node", 8)
     rollout = layout.get("rollout_gpus")
-    if nodes < 2 or not per_node or not declared or per_node == declared or not rollout:
+    profile_per_node = ctx.options.gpus_per_node
+    if not actor_per_node or not declared or not rollout:
+        return
+    default = "" if ctx.fact("--num-gpus-per-node").present else " (its default)"
+    if profile_per_node is not None:
+        per_node = profile_per_node
+        who = f"Your nodes have {per_node} GPUs each (your profile)"
+        if actor_per_node > per_node:
+            yield ctx.hit("GPU004", f"{who}, but --actor-num-gpus-per-node is {actor_per_node}: Ray places the "
+                          f"training actors {actor_per_node} to a node and waits for a node that big, which never "
+                          "comes.", flag="--actor-num-gpus-per-node",
+                          fix=f"use at most {per_node} GPUs per node for the actor (more --actor-num-nodes), or "
+                          "correct the GPUs per node in your profile")
+            return
+    elif nodes >= 2:
+        per_node = actor_per_node
+        who = f"The actor runs {per_node} GPUs on each of {nodes} nodes"
+    else:
+        return
+    if per_node == declared:
         return
     per_engine = ctx.need("--rollout-num-gpus-per-engine", 1) or 1
     on_node = min(declared, per_engine)
-    offset = 0 if layout["mode"] == "colocated" else nodes * per_node
+    offset = 0 if layout["mode"] == "colocated" else nodes * actor_per_node
     firsts = [(offset + rank * on_node) % declared for rank in range(rollout // max(on_node, 1))]
-    default = "" if ctx.fact("--num-gpus-per-node").present else " (its default)"
+    spans = nodes >= 2 or offset + rollout > declared  # some engine needs a GPU id past --num-gpus-per-node
     if per_node < declared and any(first + on_node > per_node for first in firsts):
         worst = max(first + on_node - 1 for first in firsts)
-        yield ctx.hit("GPU004", f"The actor runs {per_node} GPUs on each of {nodes} nodes, but --num-gpus-per-node is "
+        yield ctx.hit("GPU004", f"{who}, but --num-gpus-per-node is "
                       f"{declared}{default}: slime would give SGLang engines GPU ids up to {worst}, which a node of "
                       f"{per_node} GPUs does not have, so engines fail to start or land on the wrong GPUs.",
                       flag="--num-gpus-per-node", fix=f"add --num-gpus-per-node {per_node}")
-    elif per_node > declared:
-        yield ctx.hit("GPU004", f"The actor runs {per_node} GPUs on each of {nodes} nodes, but --num-gpus-per-node is "
+    elif per_node > declared and spans:
+        yield ctx.hit("GPU004", f"{who}, but --num-gpus-per-node is "
                       f"{declared}{default}: slime counts engine GPU ids modulo {declared}, so engines share GPUs 0 to "
                       f"{declared - 1} of a node and GPUs {declared} to {per_node - 1} get none.",
                       flag="--num-gpus-per-node", severity=WARN, fix=f"add --num-gpus-per-node {per_node}")
