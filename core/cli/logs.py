@@ -260,6 +260,8 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
 def handle_logs(args: argparse.Namespace) -> int:
     notes: list[str] = []
     cache = open_cache(not args.no_cache, notes)
+    from core.cli.gpu_report import gpus_of, named_gpu_logs
+
     if getattr(args, "follow", False):
         from core.cli import logs_follow
 
@@ -272,7 +274,6 @@ def handle_logs(args: argparse.Namespace) -> int:
                                   render=lambda results, compact, gpus: _report(args, results, problems, notes,
                                                                                 compact, gpus=gpus))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
-    from core.cli.gpu_report import gpus_of, named_gpu_logs
     from core.monitor.verdicts import run_verdicts
 
     gpus = gpus_of(runs, named_gpu_logs(args.gpu_log, problems))  # GPU data: the run's, found, and --gpu-log
