@@ -44,13 +44,23 @@ class CardError(ValueError):
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _safe_yaml(text: str) -> object:
+    """Plain data from YAML text, read by the safe loader above (it never builds Python objects); the same
+    steps as PyYAML's own load function, with the safe loader fixed here rather than passed in."""
+    loader = _SAFE_LOADER(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def parse_card(card_id: str, text: str) -> Card:
     """Split front matter from body and validate both."""
     m = _FRONT.match(text.replace("\r\n", "\n"))
     if not m:
         raise CardError(f"{card_id}: no YAML front matter between '---' lines")
     try:
-        meta = yaml.load(m.group(1), Loader=_SAFE_LOADER) or {}
+        meta = _safe_yaml(m.group(1)) or {}
     except yaml.YAMLError as exc:
         raise CardError(f"{card_id}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
