@@ -14,11 +14,11 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from core.knowledge.cards import KNOWLEDGE_DIR, SOURCE_RE
 from core.knowledge.runtime import normalise
+from core.knowledge.table_file import parse_table
 
 BUGS_PATH = KNOWLEDGE_DIR / "known_bugs.yaml"
 MAX_SOURCE_BYTES = 4_000_000
@@ -130,18 +130,7 @@ class BugsTableError(ValueError):
 
 
 def parse_bugs(text: str) -> tuple[KnownBug, ...]:
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise BugsTableError(f"known bugs: not valid YAML: {exc}") from exc
-    rows = data.get("bugs") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        raise BugsTableError("known bugs: expected a mapping with a 'bugs' list")
-    entries = tuple(KnownBug(**row) for row in rows)
-    ids = [e.id for e in entries]
-    if len(ids) != len(set(ids)):
-        raise BugsTableError("known bugs: ids must be unique")
-    return entries
+    return parse_table(text, "bugs", KnownBug, "known bugs", BugsTableError)
 
 
 @lru_cache(maxsize=4)

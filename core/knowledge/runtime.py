@@ -10,10 +10,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, Field, field_validator
 
 from core.knowledge.cards import KNOWLEDGE_DIR, SOURCE_RE
+from core.knowledge.table_file import parse_table
 
 RUNTIME_PATH = KNOWLEDGE_DIR / "runtime_messages.yaml"
 MAX_MATCH_CHARS = 200_000
@@ -106,18 +106,7 @@ def normalise(text: str) -> str:
 
 
 def parse_runtime_messages(text: str) -> tuple[RuntimeMessage, ...]:
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise RuntimeTableError(f"runtime messages: not valid YAML: {exc}") from exc
-    rows = data.get("messages") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        raise RuntimeTableError("runtime messages: expected a mapping with a 'messages' list")
-    entries = tuple(RuntimeMessage(**row) for row in rows)
-    ids = [e.id for e in entries]
-    if len(ids) != len(set(ids)):
-        raise RuntimeTableError("runtime messages: ids must be unique")
-    return entries
+    return parse_table(text, "messages", RuntimeMessage, "runtime messages", RuntimeTableError)
 
 
 @lru_cache(maxsize=4)

@@ -8,10 +8,10 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, Field, field_validator
 
 from core.knowledge.cards import KNOWLEDGE_DIR, SOURCE_RE
+from core.knowledge.table_file import parse_table
 
 TERMS_PATH = KNOWLEDGE_DIR / "framework_terms.yaml"
 MAX_TERM_QUERY = 20_000
@@ -83,18 +83,7 @@ class TermsTableError(ValueError):
 
 
 def parse_terms(text: str) -> tuple[Term, ...]:
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise TermsTableError(f"framework terms: not valid YAML: {exc}") from exc
-    rows = data.get("terms") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        raise TermsTableError("framework terms: expected a mapping with a 'terms' list")
-    entries = tuple(Term(**row) for row in rows)
-    ids = [e.id for e in entries]
-    if len(ids) != len(set(ids)):
-        raise TermsTableError("framework terms: ids must be unique")
-    return entries
+    return parse_table(text, "terms", Term, "framework terms", TermsTableError)
 
 
 @lru_cache(maxsize=4)
