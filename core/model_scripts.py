@@ -10,8 +10,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from core.pins import slime_source
+from core.resources import knowledge_path
 
-MODEL_SCRIPTS_JSON = Path(__file__).resolve().parent.parent / "knowledge" / "catalog" / "model_scripts.json"
+MODEL_SCRIPTS_JSON = knowledge_path("catalog", "model_scripts.json")
 
 
 class ModelScript(BaseModel):

@@ -10,7 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "core"
-SHARED = {"core", "core.findings", "core.pins", "core.paths", "core.model_scripts", "core.batch", "core.text"}
+SHARED = {"core", "core.findings", "core.pins", "core.paths", "core.model_scripts", "core.batch", "core.text",
+          "core.resources"}
 CAPABILITIES = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").is_file() and p.name != "cli")
 
 

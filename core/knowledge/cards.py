@@ -9,7 +9,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
-KNOWLEDGE_DIR = Path(__file__).resolve().parents[2] / "knowledge"
+from core.resources import knowledge_path
+
+KNOWLEDGE_DIR = knowledge_path()
 CARDS_DIR = KNOWLEDGE_DIR / "cards"
 
 # path@commit-or-tag (optionally :line after the path), or an http(s) URL.

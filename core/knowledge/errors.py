@@ -24,8 +24,9 @@ from core.knowledge.traceback import (
 )
 from core.knowledge.traceback import RaisedError, ReadPaste, read_paste
 from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT
+from core.resources import knowledge_path
 
-KNOWLEDGE_DIR = Path(__file__).resolve().parents[2] / "knowledge"
+KNOWLEDGE_DIR = knowledge_path()
 ERRORS_PATH = KNOWLEDGE_DIR / "catalog" / "errors.json"
 ERROR_RULES_PATH = KNOWLEDGE_DIR / "catalog" / "error_rules.json"
 

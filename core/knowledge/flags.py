@@ -24,8 +24,9 @@ import orjson
 from pydantic import BaseModel, Field
 
 from core.pins import SLIME_SHORT
+from core.resources import knowledge_path
 
-REFERENCE_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "catalog" / "flag_reference.json"
+REFERENCE_PATH = knowledge_path("catalog", "flag_reference.json")
 OUR_HELP_PATH = REFERENCE_PATH.with_name("flag_help.json")
 FLAGS_PAGE = "flags"  # url path of pages/flags.py
 MAX_VALUES_KEPT = 8

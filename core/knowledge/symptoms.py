@@ -15,7 +15,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-SYMPTOM_WORDS_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "symptom_words.yaml"
+from core.resources import knowledge_path
+
+SYMPTOM_WORDS_PATH = knowledge_path("symptom_words.yaml")
 MAX_SCAN_CHARS = 4_000  # a question, not a log: its start says what is wrong
 MAX_CARDS = 2
 

@@ -16,7 +16,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-ZH_TERMS_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "zh_terms.yaml"
+from core.resources import knowledge_path
+
+ZH_TERMS_PATH = knowledge_path("zh_terms.yaml")
 MAX_SCAN_CHARS = 20_000
 _CJK_RE = re.compile(r"[\u3400-\u9fff]")
 

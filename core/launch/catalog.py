@@ -16,7 +16,9 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, Field, PrivateAttr
 
-CATALOG_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "catalog" / "arguments.json"
+from core.resources import knowledge_path
+
+CATALOG_PATH = knowledge_path("catalog", "arguments.json")
 
 OWNERS = ("slime", "megatron", "sglang", "router")
 UNKNOWN_OWNER = "unknown"
