@@ -178,6 +178,15 @@ RULE_CASES = [
      []),
     (megatron.expert_grid_divides_world, ["--actor-num-gpus-per-node", "6", "--expert-model-parallel-size", "4",
                                           "--debug-rollout-only"], []),
+    # --use-tp-pp-dp-mapping with PP > 1: expert-DP (8 / (EP 4 x ETP 1 x PP 2) = 1) must equal DP (8 / 2 = 4)
+    (megatron.expert_grid_divides_world, ["--actor-num-gpus-per-node", "8", "--expert-model-parallel-size", "4",
+                                          "--pipeline-model-parallel-size", "2", "--use-tp-pp-dp-mapping"],
+     ["MEG013"]),
+    (megatron.expert_grid_divides_world, ["--actor-num-gpus-per-node", "8", "--expert-model-parallel-size", "4",
+                                          "--pipeline-model-parallel-size", "2"], []),  # the default order ends in pp
+    (megatron.expert_grid_divides_world, ["--actor-num-gpus-per-node", "8", "--expert-model-parallel-size", "2",
+                                          "--tensor-model-parallel-size", "2", "--expert-tensor-parallel-size", "1",
+                                          "--pipeline-model-parallel-size", "2", "--use-tp-pp-dp-mapping"], []),
     (megatron.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2"], ["MEG002"]),
     (megatron.layers_divisible_by_pp, ["--num-layers", "47", "--pipeline-model-parallel-size", "2",
                                  "--decoder-last-pipeline-num-layers", "23"], []),
@@ -588,17 +597,22 @@ def test_parallel_grid_findings_name_the_product_the_gpus_and_the_fix():
 
 
 @pytest.mark.parametrize(("args", "expected", "severity", "text"), [
-    # two 4-GPU nodes, slime still assumes 8 per node: engine GPU ids run past GPU 3
-    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--colocate"], ["GPU004"], "error", "up to 7"),
+    # two 4-GPU nodes, slime still groups engines 8 to a node: node 1's engines get node 0's address
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--colocate"], ["GPU004"], "error",
+     "Cannot assign requested address"),
     (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "8"], ["GPU004"], "error",
-     "up to 7"),
+     "engines on node 3 are told to start on node 2's address"),
     (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--colocate", "--num-gpus-per-node", "4"], [],
      None, ""),
-    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "16", "--colocate"], ["GPU004"], "warning",
-     "GPUs 8 to 15 get none"),
-    (["--actor-num-gpus-per-node", "4", "--colocate"], [], None, ""),  # one node: ids stay below 4
+    # two 16-GPU nodes, groups of 8: two groups per node start their port search at the same port
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "16", "--colocate"], ["GPU004"], "error",
+     "same port"),
+    (["--actor-num-gpus-per-node", "4", "--colocate"], [], None, ""),  # one node: one group, one address
     (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--rollout-external-engine-addrs", "h:1"], [],
      None, ""),
+    # engines of 8 GPUs on 4-GPU nodes span nodes: placed by node, not by these groups
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--colocate", "--rollout-num-gpus-per-engine",
+      "8"], [], None, ""),
 ], ids=str)
 def test_num_gpus_per_node_against_the_gpus_a_node_has(args, expected, severity, text):
     found = list(layout.gpus_per_node_match(rule_context(args, CheckOptions())))
@@ -609,17 +623,20 @@ def test_num_gpus_per_node_against_the_gpus_a_node_has(args, expected, severity,
 
 
 @pytest.mark.parametrize(("args", "per_node", "expected", "severity", "text"), [
-    # one actor node of 4 and 4 rollout GPUs on a second 4-GPU node: engine ids 4..7 on a node of 4
-    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4"], 4, ["GPU004"], "error", "up to 7"),
-    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4", "--num-gpus-per-node", "4"], 4, [], None, ""),
+    # one actor node of 4, 8 rollout GPUs on two more 4-GPU nodes: one group of 8 engines spans two nodes
+    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "8"], 4, ["GPU004"], "error",
+     "Cannot assign requested address"),
+    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "8", "--num-gpus-per-node", "4"], 4, [], None, ""),
+    # 4 rollout GPUs on one 4-GPU node: one group, all on that node, nothing breaks
+    (["--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4"], 4, [], None, ""),
     # the profile's count wins over the actor's: two nodes of 8 with a 4-GPU actor each are fine at 8
     (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "4", "--colocate"], 8, [], None, ""),
-    # nodes of 16 with slime's default 8: engines pile onto GPUs 0 to 7
-    (["--actor-num-gpus-per-node", "16", "--colocate"], 16, ["GPU004"], "warning", "GPUs 8 to 15 get none"),
-    (["--actor-num-gpus-per-node", "4", "--colocate"], 16, [], None, ""),  # ids stay below 8
-    # an actor asking more GPUs of a node than the node has
-    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "8", "--colocate"], 4, ["GPU004"], "error",
-     "--actor-num-gpus-per-node is 8"),
+    # one node of 16 with slime's default 8: two groups of 8 engines on it pick the same ports
+    (["--actor-num-gpus-per-node", "16", "--colocate"], 16, ["GPU004"], "error", "same port"),
+    (["--actor-num-gpus-per-node", "4", "--colocate"], 16, [], None, ""),  # one group of 4 engines
+    # an actor asking more GPUs of a node than the node has: PACK spreads it (a warning), then the groups break
+    (["--actor-num-nodes", "2", "--actor-num-gpus-per-node", "8", "--colocate"], 4, ["GPU004", "GPU004"],
+     "warning", "PACK placement group spreads"),
 ], ids=str)
 def test_num_gpus_per_node_against_the_profiles_gpus_per_node(args, per_node, expected, severity, text):
     found = list(layout.gpus_per_node_match(rule_context(args, CheckOptions(gpus_per_node=per_node))))

@@ -174,20 +174,20 @@ def test_the_pre_commit_hook_runs_the_installed_command():
     assert hook["language"] == "python"
 
 
-GPU004_ARGS = ("--actor-num-gpus-per-node 4 --rollout-num-gpus 4 --rollout-batch-size 8 --n-samples-per-prompt 8 "
+GPU004_ARGS = ("--actor-num-gpus-per-node 4 --rollout-num-gpus 8 --rollout-batch-size 8 --n-samples-per-prompt 8 "
                "--global-batch-size 64 --num-rollout 2 --hf-checkpoint /m")
 
 
 def test_gpus_per_node_checks_num_gpus_per_node(capsys, tmp_path):
-    """Two 4-GPU nodes, actor on one and rollout on the other: slime's default --num-gpus-per-node 8 gives
-    the engines GPU ids 4 to 7, which a 4-GPU node does not have (GPU004), known only from the node size."""
+    """Three 4-GPU nodes, actor on one and rollout on two: slime's default --num-gpus-per-node 8 hands the eight
+    engines one node's address (GPU004), known only from the node size."""
     args = tmp_path / "args.txt"
     args.write_text(GPU004_ARGS)
-    rc, out, _ = run_cli(capsys, str(args), "--entry", "train.py", "--gpus", "8", "--gpus-per-node", "4",
+    rc, out, _ = run_cli(capsys, str(args), "--entry", "train.py", "--gpus", "12", "--gpus-per-node", "4",
                          "--format", "json")
     [found] = [f for f in json.loads(out)["findings"] if f["code"] == "GPU004"]
     assert found["severity"] == "error" and "4 GPUs each" in found["message"] and rc == 1
-    rc, out, _ = run_cli(capsys, str(args), "--entry", "train.py", "--gpus", "8", "--format", "json")
+    rc, out, _ = run_cli(capsys, str(args), "--entry", "train.py", "--gpus", "12", "--format", "json")
     assert not [f for f in json.loads(out)["findings"] if f["code"] == "GPU004"]
     rc, _, err = run_cli(capsys, str(args), "--gpus-per-node", "0")
     assert rc == 2 and "--gpus-per-node must be between 1" in err

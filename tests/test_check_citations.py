@@ -78,3 +78,20 @@ def test_every_accepted_exception_has_a_reason_and_every_anchor_a_value(tool):
 def test_a_missing_checkout_is_a_usage_error(tool, tmp_path, capsys):
     assert tool.run({"slime": tmp_path / "none", "megatron": tmp_path, "sglang": tmp_path}) == 2
     assert "checkout not found" in capsys.readouterr().err
+
+
+def test_a_table_source_must_show_what_its_entry_names(tool, tmp_path):
+    """A known bug's source of its fixed file must show the fix its marker names; another entry's source must
+    show one of its flags; an entry naming neither is checked for file and lines only."""
+    (tmp_path / "a.py").write_text("x = 1\n\ndef sort_key(g):\n    return int(g)\n", encoding="utf-8")
+    checkouts = tool.Checkouts({"slime": tmp_path, "megatron": tmp_path, "sglang": tmp_path})
+    bug = {"detect": {"file": "a.py", "kind": "added", "markers": ["return int(g)"]}, "flags": ["--colocate"]}
+    assert tool._named_in_row(bug, "a.py") == ["return int(g)"]
+    assert tool._named_in_row(bug, "b.py") == ["--colocate"]
+    assert tool._named_in_row({"flags": []}, "a.py") == []
+    cite = tool.Citation("table", "table sources", "a.py", 1, 1, "624b824a", tool._named_in_row(bug, "a.py"))
+    assert tool.check(cite, checkouts, {}, set()).status == "anchor"  # line 1 is not the fix
+    cite.start = cite.end = 4
+    assert tool.check(cite, checkouts, {}, set()).status == "ok"
+    bare = tool.Citation("table", "table sources", "a.py", 1, 1, "624b824a", [])
+    assert tool.check(bare, checkouts, {}, set()).status == "ok"

@@ -191,10 +191,10 @@ def test_an_uploaded_script_is_checked_once_and_marks_the_check_done(app_env, ma
 
 def test_the_profiles_gpus_per_node_checks_num_gpus_per_node(app_env, make_app):
     store = Store(app_env)
-    store.save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8, gpus_per_node=4))
+    store.save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=12, gpus_per_node=4))
     at = make_app(PAGE).run()
     assert at.number_input(key="ca_gpus_per_node").value == 4  # from the profile
-    at.text_area(key="ca_text").input("python3 train.py --actor-num-gpus-per-node 4 --rollout-num-gpus 4 "
+    at.text_area(key="ca_text").input("python3 train.py --actor-num-gpus-per-node 4 --rollout-num-gpus 8 "
                                       "--rollout-batch-size 8 --n-samples-per-prompt 8 --global-batch-size 64 "
                                       "--num-rollout 2 --hf-checkpoint /m").run()
     assert not at.exception

@@ -13,7 +13,9 @@ Where citations are found:
 - Python under core/: string constants (docstrings and messages) that carry `path:line@pin`, and calls of
   the citation helpers (`slime_source`, `megatron_source`, `sglang_source` and the rules' `src`/`msrc`);
 - the curated tables knowledge/runtime_messages.yaml, framework_terms.yaml and known_bugs.yaml: every
-  citation in an entry's sources and text, anchored by the flags and identifiers of the same entry.
+  citation in an entry's text, anchored by the flags and identifiers of its sentence; and each of its
+  `sources`, anchored by the code its detection marker names (a known bug's source of the fixed file must show
+  the fix) or else by the entry's `flags`.
 
 What is checked, for each citation: the file exists in the checkout of its pin (slime 624b824a, Megatron
 1dcf0daf, SGLang v0.5.15.post1); the line or range exists; and the cited lines contain the citation's anchor.
@@ -276,9 +278,24 @@ def table_citations(knowledge_dir: Path) -> list[Citation]:
                 where = f"knowledge/{name}: {row.get('id', '?')}"
                 for text in _strings({k: v for k, v in row.items() if k != "sources"}):
                     out += _from_text(text, where, "table", [])
-                for source in row.get("sources") or []:  # like a card's front matter: file and lines
-                    out += [_citation(where, "table sources", m, []) for m in CITE_RE.finditer(str(source))]
+                for source in row.get("sources") or []:
+                    for m in CITE_RE.finditer(str(source)):
+                        c = _citation(where, "table sources", m, [])
+                        c.candidates = _named_in_row(row, c.path)
+                        out.append(c)
     return out
+
+
+def _named_in_row(row: dict, path: str) -> list[str]:
+    """What a table entry's source citation must show: the code its detection marker names when the citation
+    is of the marker's file (the fix that is there at the pin), else the flags the entry is about. Empty when
+    the entry names neither: the citation is then checked for its file and lines only, like front matter."""
+    detect = row.get("detect") or {}
+    if isinstance(detect, dict) and detect.get("file") == path and detect.get("kind", "added") == "added":
+        markers = [str(m) for m in detect.get("markers") or [] if str(m).strip()]
+        if markers:
+            return markers
+    return [str(f) for f in row.get("flags") or [] if str(f).startswith("--")]
 
 
 def _strings(value) -> list[str]:  # noqa: ANN001
@@ -434,7 +451,7 @@ def check(c: Citation, checkouts: Checkouts, anchors: dict[str, str], excepted: 
     cited = "\n".join(lines[lo - 1:hi])
     explicit = anchors.get(c.text)
     candidates = [explicit] if explicit else c.candidates
-    if c.origin in ("card sources", "table sources") and not explicit:
+    if (c.origin == "card sources" or (c.origin == "table sources" and not candidates)) and not explicit:
         return Outcome(c, "ok")
     if not candidates:
         return Outcome(c, "range-only", "no flag or identifier in its sentence; file and lines checked")

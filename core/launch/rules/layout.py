@@ -139,16 +139,17 @@ def gpu_total_fits_profile(ctx: RuleContext) -> Iterable[Finding]:
 
 
 @rule("GPU004", "--num-gpus-per-node does not match the GPUs per node the run uses", ERR,
-      slime_source("slime/backends/sglang_utils/sglang_engine.py", 22))
+      slime_source("slime/ray/rollout.py", 842))
 def gpus_per_node_match(ctx: RuleContext) -> Iterable[Finding]:
-    """slime places SGLang engines as if every node had --num-gpus-per-node GPUs (default 8): an engine's
-    first GPU is (actor GPUs, when disaggregated, + rank x its GPUs on a node) modulo --num-gpus-per-node
-    (slime/backends/sglang_utils/sglang_engine.py:21-28@624b824a), and the rollout manager splits engines
-    into node processes by --num-gpus-per-node (slime/ray/rollout.py:1034-1035@624b824a). A training actor on several nodes
-    takes --actor-num-gpus-per-node on each, which tells how many GPUs a node really has; when the two
-    differ, engines get GPU ids the node does not have (fewer GPUs) or pile onto its first GPUs (more).
-    When the user's profile says how many GPUs their nodes have (`CheckOptions.gpus_per_node`), that count is
-    the one a node really has, also for a single-node actor whose rollout GPUs spread over more nodes."""
+    """slime hands out SGLang engines' addresses and ports as if every node had --num-gpus-per-node GPUs
+    (default 8): it cuts the engines into groups of --num-gpus-per-node // --rollout-num-gpus-per-engine, every
+    engine of a group gets the host of the group's first engine, and each group starts its port search at the
+    same base port (slime/ray/rollout.py:842-890@624b824a). An engine's GPU comes from the placement group
+    (slime/ray/rollout.py:133-134@624b824a); the modulo in get_base_gpu_id is only a fallback. So with fewer
+    GPUs per node than the flag says, a group spans two nodes and the engines on the second are given the first
+    node's address ("Cannot assign requested address"); with more, two groups share a node and pick the same
+    ports. A training actor on several nodes takes --actor-num-gpus-per-node on each, which tells how many GPUs
+    a node really has; the user's profile (`CheckOptions.gpus_per_node`) says it for a single-node actor too."""
     layout = ctx.layout or gpu_layout(ctx)
     if layout["mode"] in ("external rollout", "debug-train-only", "debug-rollout-only"):
         return
@@ -163,12 +164,12 @@ def gpus_per_node_match(ctx: RuleContext) -> Iterable[Finding]:
         per_node = profile_per_node
         who = f"Your nodes have {per_node} GPUs each (your profile)"
         if actor_per_node > per_node:
-            yield ctx.hit("GPU004", f"{who}, but --actor-num-gpus-per-node is {actor_per_node}: Ray places the "
-                          f"training actors {actor_per_node} to a node and waits for a node that big, which never "
-                          "comes.", flag="--actor-num-gpus-per-node",
+            yield ctx.hit("GPU004", f"{who}, but --actor-num-gpus-per-node is {actor_per_node}. Ray's PACK "
+                          "placement group spreads the training GPUs over several nodes, so the run still starts, "
+                          f"but each actor node is not the {actor_per_node}-GPU node the flag describes.",
+                          flag="--actor-num-gpus-per-node", severity=WARN,
                           fix=f"use at most {per_node} GPUs per node for the actor (more --actor-num-nodes), or "
                           "correct the GPUs per node in your profile")
-            return
     elif nodes >= 2:
         per_node = actor_per_node
         who = f"The actor runs {per_node} GPUs on each of {nodes} nodes"
@@ -177,21 +178,27 @@ def gpus_per_node_match(ctx: RuleContext) -> Iterable[Finding]:
     if per_node == declared:
         return
     per_engine = ctx.need("--rollout-num-gpus-per-engine", 1) or 1
-    on_node = min(declared, per_engine)
+    if per_engine > min(per_node, declared):
+        return  # an engine spans nodes: slime places those by node, not by these groups
+    per_group = max(1, declared // per_engine)
     offset = 0 if layout["mode"] == "colocated" else nodes * actor_per_node
-    firsts = [(offset + rank * on_node) % declared for rank in range(rollout // max(on_node, 1))]
-    spans = nodes >= 2 or offset + rollout > declared  # some engine needs a GPU id past --num-gpus-per-node
-    if per_node < declared and any(first + on_node > per_node for first in firsts):
-        worst = max(first + on_node - 1 for first in firsts)
-        yield ctx.hit("GPU004", f"{who}, but --num-gpus-per-node is "
-                      f"{declared}{default}: slime would give SGLang engines GPU ids up to {worst}, which a node of "
-                      f"{per_node} GPUs does not have, so engines fail to start or land on the wrong GPUs.",
+    node_of = [(offset + rank * per_engine) // per_node for rank in range(rollout // per_engine)]
+    groups = [node_of[i:i + per_group] for i in range(0, len(node_of), per_group)]
+    split = next((g for g in groups if len(set(g)) > 1), None)
+    if split is not None:
+        yield ctx.hit("GPU004", f"{who}, but --num-gpus-per-node is {declared}{default}: slime gives the "
+                      f"addresses of {per_group} engines at a time as if they shared a node, so engines on node "
+                      f"{split[-1]} are told to start on node {split[0]}'s address and fail with \"Cannot assign "
+                      "requested address\".", flag="--num-gpus-per-node", fix=f"add --num-gpus-per-node {per_node}")
+        return
+    firsts = [g[0] for g in groups]
+    shared = next((n for n in firsts if firsts.count(n) > 1), None)
+    if shared is not None:
+        yield ctx.hit("GPU004", f"{who}, but --num-gpus-per-node is {declared}{default}: slime cuts node "
+                      f"{shared}'s engines into {firsts.count(shared)} groups of {per_group} and starts each "
+                      "group's port search at the same port, so two engines on that node are given the same "
+                      "ports and the second cannot start (\"address already in use\").",
                       flag="--num-gpus-per-node", fix=f"add --num-gpus-per-node {per_node}")
-    elif per_node > declared and spans:
-        yield ctx.hit("GPU004", f"{who}, but --num-gpus-per-node is "
-                      f"{declared}{default}: slime counts engine GPU ids modulo {declared}, so engines share GPUs 0 to "
-                      f"{declared - 1} of a node and GPUs {declared} to {per_node - 1} get none.",
-                      flag="--num-gpus-per-node", severity=WARN, fix=f"add --num-gpus-per-node {per_node}")
 
 
 register("ENTRY002", "No entry known", INFO, slime_source("train.py"))

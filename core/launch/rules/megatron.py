@@ -55,11 +55,14 @@ def expert_grid_divides_world(ctx: RuleContext) -> Iterable[Finding]:
     An unset expert_tensor_parallel_size is the tensor-parallel size (megatron/core/parallel_state.py:788-789@1dcf0daf).
     Validate_args does not check the grid, so the run fails only inside the training actors, after Ray has
     placed them. slime passes expert_model_parallel_size and expert_tensor_parallel_size through
-    (slime/backends/megatron_utils/initialize.py:44-46@624b824a)."""
+    (slime/backends/megatron_utils/initialize.py:44-46@624b824a). With --use-tp-pp-dp-mapping the rank order
+    no longer ends in pp (megatron/training/initialize.py:378@1dcf0daf), and with PP > 1 Megatron then asserts
+    that the MoE layers' data-parallel size equals the attention layers' (megatron/core/parallel_state.py:810-814@1dcf0daf):
+    world / (ETP x EP x PP) must equal world / (TP x CP x PP)."""
     if not _megatron_runs(ctx):
         return
     ep = ctx.need("--expert-model-parallel-size", 1) or 1
-    tp, pp, _ = parallel_sizes(ctx)
+    tp, pp, cp = parallel_sizes(ctx)
     etp = ctx.need("--expert-tensor-parallel-size") or tp
     if ep * etp * pp == 1:
         return
@@ -71,6 +74,17 @@ def expert_grid_divides_world(ctx: RuleContext) -> Iterable[Finding]:
                       f"ETP {etp}{implied} x PP {pp} = {ep * etp * pp}; Megatron's parallel state raises when the "
                       "training actors start.", flag="--expert-model-parallel-size",
                       fix=grid_fix(world, ep * etp * pp, "EP, ETP and PP"))
+        return
+    if pp > 1 and ctx.is_set("--use-tp-pp-dp-mapping") and not world % (tp * cp * pp):
+        edp, dp = world // (ep * etp * pp), world // (tp * cp * pp)
+        if edp != dp:
+            yield ctx.hit("MEG013", f"With --use-tp-pp-dp-mapping and PP {pp}, Megatron asserts that the MoE "
+                          f"layers' data-parallel size equals the attention layers': here {world} / (EP {ep} x ETP "
+                          f"{etp}{implied} x PP {pp}) = {edp} but {world} / (TP {tp} x CP {cp} x PP {pp}) = {dp}, so "
+                          "the training actors stop at start-up (megatron/core/parallel_state.py:810-814@1dcf0daf).",
+                          flag="--use-tp-pp-dp-mapping",
+                          fix=f"drop --use-tp-pp-dp-mapping (the default order ends in pp), or make EP x ETP equal "
+                          f"TP x CP ({tp * cp})")
 
 
 @rule("MEG002", "Layers not divisible by the pipeline size", ERR, _msrc(570))
