@@ -75,6 +75,8 @@ Finding codes (stable; `slime-assistant check-args --list-rules` prints this tab
     MODE006   info     --use-kl-loss with --kl-loss-coef 0: the reference model is loaded for nothing but logs
     MODE007   warning  eval data without --eval-interval: no evaluation runs
     MODE008   warning  offload flags ignored under --colocate --release-train
+    MODE009   warning  an SFT run without --debug-train-only: SGLang engines started for a rollout that never generates
+    MODE010   error    the SFT rollout with --apply-chat-template: prompts arrive as text, not messages
     SGL001    error    --rollout-num-gpus-per-engine not divisible by the SGLang pipeline size
     SGL002    error    --sglang-dp-size > 1 without --sglang-enable-dp-attention
     SGL003    error    mutually exclusive SGLang deployment options

@@ -73,11 +73,22 @@ def _is_flag_word(w: ScriptWord) -> bool:
     return True
 
 
+def _spilled_value(o: Occurrence, w: ScriptWord) -> Finding:
+    """An unquoted variable whose value holds spaces is split by bash into several words: the flag before it
+    takes the first word only, and the rest reach no parser (ARG008, tied to the flag that lost its value)."""
+    var, _, value = (w.split_from or "").partition("=")
+    got = " ".join(v.text for v in o.values)
+    return finding("ARG008", f"{var} is not quoted, so bash splits its value '{value}' into words: {o.flag} gets "
+                   f"only '{got}' and the rest of the value reaches no parser.", word=w, flag=o.flag,
+                   fix=f'quote it: {o.flag} "{var}"')
+
+
 def parse_words(words: list[ScriptWord], catalog: Any | None) -> ParsedArgs:
     """Split the words into flags and values the way slime's argparse parsers would."""
     occ: list[Occurrence] = []
     findings: list[Finding] = []
     hidden: list[ScriptWord] = []
+    spilled: list[str] = []  # the unquoted variables already reported as split over a flag's value
     i, n = 0, len(words)
     while i < n:
         w = words[i]
@@ -88,6 +99,10 @@ def parse_words(words: list[ScriptWord], catalog: Any | None) -> ParsedArgs:
                 findings.append(finding("ARG008", "A bare `--` ends option parsing: argparse treats everything "
                                         "after it as positional words, which slime ignores.", word=w))
                 break
+            elif w.split_from and occ and any(v.split_from == w.split_from for v in occ[-1].values):
+                if not spilled or spilled[-1] != w.split_from:
+                    findings.append(_spilled_value(occ[-1], w))
+                spilled.append(w.split_from)
             else:
                 findings.append(finding("ARG008", f"'{w.text}' follows no flag that takes a value; no parser reads "
                                         "it.", word=w, fix="remove it, or put the flag it belongs to before it"))

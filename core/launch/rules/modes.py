@@ -1,4 +1,4 @@
-"""Flags with no effect in the chosen mode (MODE0xx): given, accepted, and silently not used."""
+"""Flags with no effect, or the wrong one, in the chosen mode (MODE0xx): given, accepted, and not used as meant."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from core.findings import Finding
 from core.launch.rules.context import RuleContext
-from core.launch.rules.registry import INFO, WARN, rule
+from core.launch.rules.registry import ERR, INFO, WARN, rule
 from core.launch.rules.registry import msrc as _msrc
 from core.launch.rules.registry import src as _src
 from core.pins import slime_source
@@ -93,3 +93,42 @@ def release_train_offload_ignored(ctx: RuleContext) -> Iterable[Finding]:
     if f.present and f.value is False:
         yield ctx.hit("MODE008", "--no-offload-rollout is ignored with --colocate --release-train (rollout offload is "
                       "required).", flag="--no-offload-rollout", fix="remove it", source=_src(1944))
+
+
+SFT_ROLLOUT = "slime.rollout.sft_rollout.generate_rollout"
+
+
+def _is_sft(ctx: RuleContext) -> bool:
+    """slime's SFT recipes swap in the SFT rollout and the SFT loss (scripts/run-qwen3-4B-base-sft.sh:38-50@624b824a)."""
+    return ctx.need("--rollout-function-path") == SFT_ROLLOUT or ctx.need("--loss-type") == "sft_loss"
+
+
+@rule("MODE009", "SFT run that starts SGLang engines", WARN, _src(1607))
+def sft_without_debug_train_only(ctx: RuleContext) -> Iterable[Finding]:
+    """The SFT rollout reads conversations from the prompt file and never generates, so SFT needs no rollout
+    engines; without --debug-train-only (or --load-debug-rollout-data) slime still starts SGLang
+    (slime/utils/arguments.py:1607@624b824a) and asks Ray for rollout GPUs (slime/ray/placement_group.py:103-117@624b824a)."""
+    if not _is_sft(ctx) or ctx.is_set("--debug-train-only") or ctx.need("--load-debug-rollout-data") is not None:
+        return
+    if ctx.need("--rollout-external-engine-addrs") is not None:
+        return
+    where = ("shares the training GPUs with SGLang engines that take memory and receive a weight push after every "
+             "step" if ctx.is_set("--colocate") else "asks Ray for rollout GPUs that SGLang engines hold for nothing")
+    yield ctx.hit("MODE009", f"This is an SFT run (the SFT rollout or --loss-type sft_loss), which never generates, "
+                  f"but without --debug-train-only it {where}.", flag="--debug-train-only",
+                  fix="add --debug-train-only, as slime's SFT scripts do")
+
+
+@rule("MODE010", "SFT rollout with --apply-chat-template", ERR,
+      slime_source("slime/utils/data.py", 248))
+def sft_rollout_with_chat_template(ctx: RuleContext) -> Iterable[Finding]:
+    """The SFT rollout hands each prompt to the loss-mask generator as a list of messages
+    (slime/rollout/sft_rollout.py:44-48@624b824a); --apply-chat-template makes the data loader render every
+    prompt to one string at load time (slime/utils/data.py:248-255@624b824a), so the generator gets text instead
+    of messages and the first rollout fails."""
+    if ctx.need("--rollout-function-path") != SFT_ROLLOUT or not ctx.is_set("--apply-chat-template"):
+        return
+    yield ctx.hit("MODE010", "The SFT rollout needs each prompt as a list of chat messages and applies the chat "
+                  "template itself; --apply-chat-template turns every prompt into rendered text when the data is "
+                  "loaded, so the SFT rollout fails on the first batch.", flag="--apply-chat-template",
+                  fix="remove --apply-chat-template (slime's SFT scripts leave it commented out)")

@@ -31,6 +31,7 @@ class ScriptWord(BaseModel):
     conditional: bool = False
     origin: str | None = None  # e.g. "scripts/models/qwen3-4B.sh" when the word came from a sourced script
     reason: str | None = None  # why it is unresolved
+    split_from: str | None = None  # "$VAR=value" when an unquoted variable's value was split into this and other words
 
 
 class ScriptNote(BaseModel):

@@ -187,6 +187,7 @@ class _Field:
     reason: str | None = None
     base: ScriptWord | None = None  # the array element (or assignment) the text came from
     size: int = 0  # characters in parts
+    split_from: str | None = None  # "$VAR=value": an unquoted variable whose value was split into several words
 
 
 class _Expander:
@@ -306,19 +307,22 @@ class _Expander:
             fields.append(_Field())
             self._charge(WORD_COST, line)
 
-        def add_text(text: str, quoted: bool, base: ScriptWord | None) -> None:
+        def add_text(text: str, quoted: bool, base: ScriptWord | None, var: str | None = None) -> None:
             if quoted or not split:
                 f = fields[-1]
                 put(f, text)
                 f.kept = f.kept or quoted
                 f.base = base or f.base
                 return
-            for k, piece in enumerate(re.split(r"[ \t\n]+", text)):
+            pieces = re.split(r"[ \t\n]+", text)
+            spill = f"${var}={text.strip()}" if var and sum(1 for x in pieces if x) > 1 else None
+            for k, piece in enumerate(pieces):
                 if k > 0:
                     new_field()
                 if piece:
                     put(fields[-1], piece)
                     fields[-1].base = base or fields[-1].base
+                    fields[-1].split_from = fields[-1].split_from or spill
 
         def mark_unresolved(reason: str, quoted: bool, base: ScriptWord | None = None) -> None:
             nonlocal complete
@@ -358,7 +362,7 @@ class _Expander:
                 if len(segs) == 1 and seg.op == "":
                     sc = self._scalar(seg.text)
                     base = ScriptWord(text="", line=sc.line) if sc is not None else None
-                add_text(value, seg.quoted, base)
+                add_text(value, seg.quoted, base, seg.text if seg.op == "" else None)
                 continue
             if len(value) > MAX_EXPANDED_WORDS:
                 raise _Unresolved(f"the expansion of {seg.text} has more than {MAX_EXPANDED_WORDS} words")
@@ -385,7 +389,7 @@ class _Expander:
                 text = raw or text
             out.append(ScriptWord(
                 text=text, line=self._loc(base.line if base is not None and base.line is not None else line),
-                resolved=f.resolved, reason=f.reason, spread=f.spread,
+                resolved=f.resolved, reason=f.reason, spread=f.spread, split_from=f.split_from,
                 conditional=bool(base.conditional) if base is not None else False,
                 origin=(base.origin if base is not None and base.origin else self.origin),
             ))
