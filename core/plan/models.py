@@ -72,6 +72,7 @@ class RolloutPlan(BaseModel):
     weights_bytes: int  # per engine GPU
     kv_bytes_per_token: int  # SGLang's cell size per token on one engine GPU
     kv_pool_bytes: int
+    static_budget_bytes: int  # what SGLang's static share (weights + pool) may take: pre-load free x fraction
     kv_pool_tokens: int
     concurrent_sequences: int  # sequences of the full context length the pool holds at once, all engines
     requested_sequences: int  # rollout-batch-size x n-samples-per-prompt

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from core.findings import Finding, Severity
@@ -47,7 +49,7 @@ def _offload_train(r: Reader) -> bool:
 
 
 def plan_values(values: Values, gpu: str, gpus: int | None = None, gpus_per_node: int | None = None,
-                mfu: float = DEFAULT_MFU, node_ram_gib: float | None = None) -> Plan:
+                mfu: float = DEFAULT_MFU, node_ram_gib: float | None = None, *, notes: Sequence[str] = ()) -> Plan:
     """The plan for a launch's flag values (`--flag` -> text, None for a switch), on GPUs of the named type.
 
     `gpus` and `gpus_per_node` stand in for values the script computes at run time (e.g. `${NUM_GPUS}`).
@@ -55,7 +57,7 @@ def plan_values(values: Values, gpu: str, gpus: int | None = None, gpus_per_node
     spec = find_gpu(gpu)
     if gpus is not None and not 1 <= gpus <= MAX_GPUS or gpus_per_node is not None and not 1 <= gpus_per_node <= MAX_GPUS:
         raise PlanError(f"GPU counts must be between 1 and {MAX_GPUS}.")
-    r = Reader(dict(values))
+    r = Reader(dict(values), list(notes))
     lay = read_layout(r, gpus, gpus_per_node)
     s = read_shape(r, lay.tp)
     context = _context_len(r)
@@ -93,14 +95,40 @@ def plan_values(values: Values, gpu: str, gpus: int | None = None, gpus_per_node
     return plan.model_copy(update={"verdicts": run_plan_rules(plan)})
 
 
-def _script_values(text: str, script_path: Path | None, slime_checkout: Path | None) -> dict[str, str | None]:
+_CHECKPOINT = re.compile(r"(?m)^[^#\n]*--hf-checkpoint[ =]+([^\s#]{1,500})")
+_MODEL_SCRIPT = re.compile(r"models/([A-Za-z0-9_.\-]{1,80})\.sh")
+
+
+def _script_values(text: str, script_path: Path | None, slime_checkout: Path | None
+                   ) -> tuple[dict[str, str | None], list[str]]:
+    """The flags of the script's train command, read by the launch checker; when the model's sizes do not reach
+    the command (a `source` the checker could not follow, MODEL_ARGS on a line of its own), they are taken from
+    the slime model script the text names, and the plan says so."""
     from core.launch import CheckOptions, check_launch_script
 
     report = check_launch_script(text, CheckOptions(script_path=script_path, catalog_path=slime_checkout))
     if not report.values:
         raise PlanError("No train.py / train_async.py command with flags was found in the script, so there is "
                         "nothing to plan.")
-    return report.values
+    values, notes = dict(report.values), []
+    if "--hf-checkpoint" in values and values["--hf-checkpoint"] is None:  # e.g. $BASE_DIR/Model-FP8: the name tells
+        words = _CHECKPOINT.findall(text)
+        if words:
+            values["--hf-checkpoint"] = words[-1]
+    if values.get("--num-layers") is None:
+        from core.model_scripts import load_model_scripts
+
+        by_name = {m.name: m for m in load_model_scripts()}
+        for name in dict.fromkeys(_MODEL_SCRIPT.findall(text)):
+            model = by_name.get(name)
+            if model is None:
+                continue
+            for flag, value in model.values.items():
+                values.setdefault(f"--{flag}", value)
+            notes.append(f"The model's sizes do not reach the train command as the checker reads it (run "
+                         f"check-args on the script); they are taken from {model.path} ({model.source}).")
+            break
+    return values, notes
 
 
 def plan_script(text: str, gpu: str, gpus: int | None = None, gpus_per_node: int | None = None,
@@ -108,8 +136,8 @@ def plan_script(text: str, gpu: str, gpus: int | None = None, gpus_per_node: int
                 node_ram_gib: float | None = None) -> Plan:
     """The plan for a launch script, its flags read statically the way the launch checker reads them
     (sourced model scripts included); nothing is executed."""
-    return plan_values(_script_values(text, script_path, slime_checkout), gpu, gpus, gpus_per_node, mfu,
-                       node_ram_gib)
+    values, notes = _script_values(text, script_path, slime_checkout)
+    return plan_values(values, gpu, gpus, gpus_per_node, mfu, node_ram_gib, notes=notes)
 
 
 def plan_findings(values: Values, gpu: str, gpus: int | None = None, gpus_per_node: int | None = None) -> list[Finding]:

@@ -9,6 +9,7 @@ many bytes divided by the cell size per token, rounded down to whole pages
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from core.pins import sglang_source, slime_source
@@ -70,6 +71,10 @@ class RolloutInputs:
     context_len: int
     requested: int
     fp8_weights: bool
+    attention_dp: int  # SGLang's DP attention: each rank keeps its own pool and its own requests
+    dense_tp: int  # --sglang-moe-dense-tp-size: the TP of an MoE model's dense MLPs
+    dp_lm_head: bool
+    max_running: int | None
 
 
 def read_rollout_inputs(r: Reader, lay: Layout, gpu_mib: int, context_len: int | None) -> RolloutInputs | None:
@@ -83,15 +88,15 @@ def read_rollout_inputs(r: Reader, lay: Layout, gpu_mib: int, context_len: int |
                 return None
             r.assumptions.append("--rollout-num-gpus is not set: one engine assumed for the rollout figures.")
             gpus = engine_tp
-    dp = r.integer("--sglang-dp-size", 1) or 1
-    attention_tp = max(engine_tp // dp, 1) if r.switch("--sglang-enable-dp-attention") else engine_tp
+    dp = (r.integer("--sglang-dp-size", 1) or 1) if r.switch("--sglang-enable-dp-attention") else 1
+    attention_tp = max(engine_tp // dp, 1)
     fraction = r.number("--sglang-mem-fraction-static", None)
     if fraction is None or not 0 < fraction < 1:
         fraction = default_mem_fraction(gpu_mib, engine_tp)
         r.assumptions.append(f"--sglang-mem-fraction-static is not set: SGLang's own default, about {fraction}, "
                              f"assumed ({DEFAULT_FRACTION_SOURCE}).")
     kv_dtype = r.text("--sglang-kv-cache-dtype") or "auto"
-    ckpt = (r.text("--hf-checkpoint") or "").lower()
+    ckpt = (r.text("--hf-checkpoint") or "").lower().rstrip("/")
     quant = (r.text("--sglang-quantization") or "").lower()
     if context_len is None:
         context_len = 4096
@@ -101,35 +106,62 @@ def read_rollout_inputs(r: Reader, lay: Layout, gpu_mib: int, context_len: int |
     batch = r.integer("--rollout-batch-size", None) or 0
     return RolloutInputs(engine_tp=engine_tp, attention_tp=attention_tp, rollout_gpus=gpus, mem_fraction=fraction,
                          kv_dtype=kv_dtype, page=r.integer("--sglang-page-size", 1) or 1, context_len=context_len,
-                         requested=batch * per_prompt, fp8_weights="fp8" in ckpt or quant.startswith("fp8"))
+                         requested=batch * per_prompt, fp8_weights=_fp8_checkpoint(ckpt, quant),
+                         attention_dp=dp, dense_tp=r.integer("--sglang-moe-dense-tp-size", None) or attention_tp,
+                         dp_lm_head=r.switch("--sglang-enable-dp-lm-head"),
+                         max_running=r.integer("--sglang-max-running-requests", None))
 
 
-def engine_weights(s: ModelShape, tp: int, fp8: bool) -> tuple[int, str]:
-    """Bytes of the model on one engine GPU: linear layers and embeddings split by the engine's TP (SGLang pads
-    the vocabulary to a multiple of 64), norms replicated; fp8 checkpoints keep linear weights in one byte."""
+# Checkpoints published in fp8 whose names do not say so (their config.json has a quantization_config)
+NATIVE_FP8 = re.compile(r"(deepseek-(v3|r1)[^/]*|kimi-k2-instruct[^/]*|kimi-k2-base[^/]*)$")
+
+
+def _fp8_checkpoint(ckpt: str, quant: str) -> bool:
+    name = ckpt.rsplit("/", 1)[-1]
+    if "bf16" in name:
+        return False
+    return "fp8" in name or quant.startswith("fp8") or bool(NATIVE_FP8.search(name))
+
+
+def engine_weights(s: ModelShape, inp: RolloutInputs) -> tuple[int, str]:
+    """Bytes of the model on one engine GPU: experts split over the engine's TP (as EP or TP), attention over the
+    attention TP (TP / DP under DP attention), an MoE model's dense MLPs over --sglang-moe-dense-tp-size, the
+    embeddings over TP (the attention TP with --sglang-enable-dp-lm-head; SGLang pads the vocabulary to a
+    multiple of 64), norms replicated; fp8 checkpoints keep linear weights in one byte."""
+    tp, atp = inp.engine_tp, inp.attention_tp
     vocab = math.ceil(s.vocab / VOCAB_PAD) * VOCAB_PAD
     emb = s.hidden * vocab * (2 if s.untied else 1)
-    linear = 0.0
+    attn = experts = dense = 0.0
     norms = norm(s, s.hidden)
     for moe in s.moe_pattern:
         norms += 2 * norm(s, s.hidden)
-        linear += attention_params(s) + (expert_params(s) + moe_shared_params(s) if moe else dense_mlp_params(s))
-    linear_bytes = 1.0 if fp8 else 2.0
-    total = emb * 2 / tp + linear * linear_bytes / tp + norms * 2
-    how = (f"embeddings {emb / 1e9:.2f}B and layers {linear / 1e9:.2f}B parameters / engine TP {tp}, "
-           f"{'fp8 linear weights' if fp8 else 'bf16'}")
+        attn += attention_params(s)
+        if moe:
+            experts += expert_params(s)
+            dense += moe_shared_params(s)
+        else:
+            dense += dense_mlp_params(s)
+    per = 1.0 if inp.fp8_weights else 2.0
+    dense_tp = inp.dense_tp if s.num_experts else atp
+    total = emb * 2 / (atp if inp.dp_lm_head else tp) + (attn / atp + dense / dense_tp + experts / tp) * per + norms * 2
+    how = (f"embeddings {emb / 1e9:.2f}B, attention {attn / 1e9:.2f}B, experts {experts / 1e9:.2f}B, other "
+           f"{dense / 1e9:.2f}B parameters, split over engine TP {tp} (attention TP {atp}), "
+           f"{'fp8 linear weights' if inp.fp8_weights else 'bf16'}")
     return int(total), how
 
 
 def plan_rollout(s: ModelShape, inp: RolloutInputs, gpu_bytes: int) -> RolloutPlan:
     kv_bytes = KV_BYTES.get(inp.kv_dtype, 2)
     cell = kv_cell_bytes(s, inp.attention_tp, kv_bytes)
-    weights, how = engine_weights(s, inp.engine_tp, inp.fp8_weights)
+    weights, how = engine_weights(s, inp)
     pre = gpu_bytes - BASE_RESERVED - RESERVED_PER_TP * min(inp.engine_tp, 8)
     after = pre - weights
     tokens = pool_tokens(pre, after, inp.mem_fraction, cell, inp.page)
     engines = max(inp.rollout_gpus // inp.engine_tp, 1)
-    concurrent = engines * (tokens // max(inp.context_len, 1))
+    per_rank = tokens // max(inp.context_len, 1)
+    if inp.max_running:
+        per_rank = min(per_rank, max(inp.max_running // inp.attention_dp, 1))
+    concurrent = engines * inp.attention_dp * per_rank
     pool_bytes = tokens * cell
     layout = "MLA latent" if s.mla else "K and V"
     heads = "" if s.mla else f", {max(1, s.query_groups // inp.attention_tp)} KV heads of {s.kv_channels} a GPU"
@@ -145,6 +177,7 @@ def plan_rollout(s: ModelShape, inp: RolloutInputs, gpu_bytes: int) -> RolloutPl
                       f"{cell} bytes, pages of {inp.page}")),
     ]
     return RolloutPlan(weights_bytes=weights, kv_bytes_per_token=cell, kv_pool_bytes=pool_bytes,
+                       static_budget_bytes=int(pre * inp.mem_fraction),
                        kv_pool_tokens=tokens, concurrent_sequences=concurrent, requested_sequences=inp.requested,
                        engine_tp=inp.engine_tp, engines=engines, mem_fraction_static=inp.mem_fraction,
                        context_len=inp.context_len, kv_dtype=inp.kv_dtype, detail=detail)

@@ -124,7 +124,7 @@ def _stored_activations(s: ModelShape, lay: Layout, inp: TrainingInputs, first: 
 
 def plan_training(s: ModelShape, lay: Layout, inp: TrainingInputs) -> TrainingPlan:
     stages = stage_params(s, lay)
-    plans = [_stage_terms(s, lay, inp, st, stages) for st in stages]
+    plans = [stage_terms(s, lay, inp, st, stages) for st in stages]
     peaks = [sum(t.bytes for t in terms) for terms in plans]
     worst = max(range(len(peaks)), key=lambda i: peaks[i])
     terms = plans[worst]
@@ -154,7 +154,7 @@ def static_bytes(lay: Layout, inp: TrainingInputs, st: StageParams) -> tuple[flo
     return weights, grads, optimizer * (1 - inp.offload_fraction)
 
 
-def _stage_terms(s: ModelShape, lay: Layout, inp: TrainingInputs, st: StageParams,
+def stage_terms(s: ModelShape, lay: Layout, inp: TrainingInputs, st: StageParams,
                  stages: list[StageParams]) -> list[Term]:
     t = inp.tokens
     weights, grads, optimizer = static_bytes(lay, inp, st)

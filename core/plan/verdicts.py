@@ -14,6 +14,7 @@ from core.plan.models import GIB, Plan
 from core.plan.rollout import POOL_SOURCE
 from core.plan.training import ACT_SOURCE
 
+WEIGHTS_BAND = 0.05  # how far off our engine-weight figure may be (fused layers, scales, buffers)
 PlanRule = Callable[[Plan], list[Finding]]
 
 
@@ -72,15 +73,21 @@ def kv_capacity(plan: Plan) -> list[Finding]:
         return []
     if ro.kv_pool_tokens <= 0:
         need = ro.weights_bytes / plan.gpu.memory_bytes + 0.05
-        return [Finding(code="PLAN002", severity=Severity.ERROR, source=POOL_SOURCE, flag="--sglang-mem-fraction-static",
+        clear = ro.weights_bytes > ro.static_budget_bytes * (1 + WEIGHTS_BAND)
+        return [Finding(code="PLAN002", severity=Severity.ERROR if clear else Severity.WARNING, source=POOL_SOURCE,
+                        flag="--sglang-mem-fraction-static",
                         message=(f"SGLang's weights ({_gib(ro.weights_bytes)} per engine GPU at TP {ro.engine_tp}) "
-                                 f"leave no room for the KV pool under --sglang-mem-fraction-static "
-                                 f"{ro.mem_fraction_static}: the engine will refuse to start."),
+                                 f"{'exceed' if clear else 'come within our margin of'} its static share "
+                                 f"({_gib(ro.static_budget_bytes)} under --sglang-mem-fraction-static "
+                                 f"{ro.mem_fraction_static}), leaving no KV pool: "
+                                 + ("the engine will refuse to start." if clear else
+                                    "the engine may refuse to start.")),
                         fix=(f"raise --sglang-mem-fraction-static to about {min(need, 0.95):.2f}, or raise "
-                             f"--rollout-num-gpus-per-engine to {ro.engine_tp * 2}"))]
+                             f"--rollout-num-gpus-per-engine to {ro.engine_tp * 2}, or roll out from an fp8 "
+                             "checkpoint"))]
     if not ro.requested_sequences or ro.concurrent_sequences >= ro.requested_sequences:
         return []
-    per_engine = ro.kv_pool_tokens // max(ro.context_len, 1)
+    per_engine = ro.concurrent_sequences // max(ro.engines, 1)
     return [Finding(code="PLAN002", severity=Severity.WARNING, source=POOL_SOURCE, flag="--rollout-max-context-len",
                     message=(f"The KV pools hold {ro.concurrent_sequences} sequences of {ro.context_len} tokens at once "
                              f"({ro.engines} engine(s) × {per_engine}, {ro.kv_pool_tokens} tokens each), fewer than "
