@@ -75,9 +75,11 @@ def plan_values(values: Values, gpu: str, gpus: int | None = None, gpus_per_node
                                  "stay on the GPU while SGLang sizes its pool.")
         rollout = plan_rollout(s, ro_in, spec.memory_bytes - resident)
     stages = stage_params(s, lay)
-    per_gpu = max(st.total for st in stages)
+    worst = stages[training.stage]
+    shard = worst.dense / (lay.dp * lay.cp) + worst.expert / lay.expert_dp
     node = r.integer("--actor-num-gpus-per-node", None) or gpus_per_node or min(lay.world, 8)
-    host = host_plan(training, per_gpu, node, _with_ref(r), r.switch("--keep-old-actor"), offload_train,
+    host = host_plan(worst.total, shard, t_in.offload_fraction, training.terms.get("optimizer", 0), node,
+                     _with_ref(r), r.switch("--keep-old-actor"), offload_train,
                      int(node_ram_gib * GIB) if node_ram_gib else None)
     samples = ro_in.requested if ro_in is not None and ro_in.requested else (r.integer("--global-batch-size", 1) or 1)
     time = plan_time(s, context or training.tokens_per_micro_batch, samples, lay.world, spec.bf16_flops, mfu,

@@ -130,7 +130,13 @@ def engine_weights(s: ModelShape, inp: RolloutInputs) -> tuple[int, str]:
     multiple of 64), norms replicated; fp8 checkpoints keep linear weights in one byte."""
     tp, atp = inp.engine_tp, inp.attention_tp
     vocab = math.ceil(s.vocab / VOCAB_PAD) * VOCAB_PAD
-    emb = s.hidden * vocab * (2 if s.untied else 1)
+    table = s.hidden * vocab
+    emb = table * (2 if s.untied else 1)
+    # Under DP attention the input embedding is split over the attention TP group only (its `use_attn_tp_group`,
+    # sglang/srt/models/qwen2_moe.py:835), the output layer too with --sglang-enable-dp-lm-head.
+    in_split = atp if inp.attention_dp > 1 else tp
+    out_split = atp if inp.dp_lm_head else tp
+    emb_bytes = 2 * (table / in_split + (table / out_split if s.untied else 0))
     attn = experts = dense = 0.0
     norms = norm(s, s.hidden)
     for moe in s.moe_pattern:
@@ -143,7 +149,7 @@ def engine_weights(s: ModelShape, inp: RolloutInputs) -> tuple[int, str]:
             dense += dense_mlp_params(s)
     per = 1.0 if inp.fp8_weights else 2.0
     dense_tp = inp.dense_tp if s.num_experts else atp
-    total = emb * 2 / (atp if inp.dp_lm_head else tp) + (attn / atp + dense / dense_tp + experts / tp) * per + norms * 2
+    total = emb_bytes + (attn / atp + dense / dense_tp + experts / tp) * per + norms * 2
     how = (f"embeddings {emb / 1e9:.2f}B, attention {attn / 1e9:.2f}B, experts {experts / 1e9:.2f}B, other "
            f"{dense / 1e9:.2f}B parameters, split over engine TP {tp} (attention TP {atp}), "
            f"{'fp8 linear weights' if inp.fp8_weights else 'bf16'}")

@@ -14,6 +14,7 @@ from core.plan.models import GIB, Plan
 from core.plan.rollout import POOL_SOURCE
 from core.plan.training import ACT_SOURCE
 
+HOST_SHARE = 0.7  # of a node's RAM the plan's host terms may take before PLAN003 warns
 WEIGHTS_BAND = 0.05  # how far off our engine-weight figure may be (fused layers, scales, buffers)
 PlanRule = Callable[[Plan], list[Finding]]
 
@@ -102,12 +103,13 @@ def kv_capacity(plan: Plan) -> list[Finding]:
 def host_memory(plan: Plan) -> list[Finding]:
     """PLAN003: what the host keeps (weight backups, offloaded optimizer) against the node's RAM when known."""
     host = plan.host
-    if host.node_ram_bytes is None or host.bytes_per_node <= host.node_ram_bytes * 0.9:
+    if host.node_ram_bytes is None or host.bytes_per_node <= host.node_ram_bytes * HOST_SHARE:
         return []
     parts = ", ".join(f"{k} {_gib(v)}" for k, v in host.terms.items() if v)
     return [Finding(code="PLAN003", severity=Severity.WARNING, source=host.detail[0].source if host.detail else None,
-                    message=(f"The host needs about {_gib(host.bytes_per_node)} a node ({parts}), more than 90% of "
-                             f"its {_gib(host.node_ram_bytes)} of RAM."),
+                    message=(f"The host needs about {_gib(host.bytes_per_node)} a node ({parts}), more than "
+                             f"{HOST_SHARE:.0%} of its {_gib(host.node_ram_bytes)} of RAM; the rest goes to Ray's "
+                             "object store (up to 30% of RAM by default), the rollout data and the page cache."),
                     fix="spread the actor over more nodes, drop --keep-old-actor, or keep the optimizer on the GPU")]
 
 
