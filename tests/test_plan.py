@@ -185,3 +185,26 @@ def test_plan_is_a_registered_command():
     from core.cli import COMMANDS
 
     assert COMMANDS["plan"][0] == "core.cli.plan"
+
+
+def test_a_fix_is_a_change_that_was_re_planned_and_fits():
+    values = {**QWEN3_4B, **LAUNCH, "--tensor-model-parallel-size": "1", "--max-tokens-per-gpu": "131072",
+              "--recompute-granularity": "selective"}
+    [verdict] = [v for v in plan_values(values, "A100-40GB").verdicts if v.code == "PLAN001"]
+    lowered = int(verdict.fix.split("--max-tokens-per-gpu to ")[1].split()[0])
+    fixed = plan_values({**values, "--max-tokens-per-gpu": str(lowered)}, "A100-40GB")
+    assert not any(v.code == "PLAN001" for v in fixed.verdicts)
+    assert "GiB a GPU" in verdict.fix
+
+
+def test_check_args_with_gpu_merges_the_plan_verdicts(tmp_path, capsys):
+    big = tmp_path / "big.sh"
+    big.write_text(SCRIPT.replace("9216", "262144"), encoding="utf-8")
+    assert main(["check-args", str(big), "--format", "json"]) in (0, 1)
+    without = json.loads(capsys.readouterr().out)
+    assert not any(f["code"].startswith("PLAN") for f in without["findings"])
+    assert main(["check-args", str(big), "--gpu", "RTX-4090", "--format", "json"]) == 1
+    with_gpu = json.loads(capsys.readouterr().out)
+    assert any(f["code"] == "PLAN001" and f["severity"] == "error" for f in with_gpu["findings"])
+    assert main(["check-args", str(big), "--gpu", "no-such-gpu", "--format", "json"]) in (0, 1)
+    assert any(f["code"] == "PLAN000" for f in json.loads(capsys.readouterr().out)["findings"])

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from core.findings import Finding, Severity
+from core.plan.fixes import first_fix
 from core.plan.flops import DEFAULT_MFU, plan_time
 from core.plan.gpus import find_gpu
 from core.plan.models import GIB, GpuOut, Plan, PlanError
@@ -49,7 +50,8 @@ def _offload_train(r: Reader) -> bool:
 
 
 def plan_values(values: Values, gpu: str, gpus: int | None = None, gpus_per_node: int | None = None,
-                mfu: float = DEFAULT_MFU, node_ram_gib: float | None = None, *, notes: Sequence[str] = ()) -> Plan:
+                mfu: float = DEFAULT_MFU, node_ram_gib: float | None = None, *, notes: Sequence[str] = (),
+                search_fixes: bool = True) -> Plan:
     """The plan for a launch's flag values (`--flag` -> text, None for a switch), on GPUs of the named type.
 
     `gpus` and `gpus_per_node` stand in for values the script computes at run time (e.g. `${NUM_GPUS}`).
@@ -94,7 +96,14 @@ def plan_values(values: Values, gpu: str, gpus: int | None = None, gpus_per_node
         training=training, rollout=rollout, phases=phases(training, rollout, colocated, offload_train),
         host=host, time=time, verdicts=[], assumptions=list(dict.fromkeys(r.assumptions)),
     )
-    return plan.model_copy(update={"verdicts": run_plan_rules(plan)})
+    verdicts = run_plan_rules(plan)
+    if search_fixes:
+        def replan(edited: Values) -> Plan:
+            return plan_values(edited, gpu, gpus, gpus_per_node, mfu, node_ram_gib, search_fixes=False)
+
+        verdicts = [v.model_copy(update={"fix": fix}) if v.code in ("PLAN001", "PLAN002") and
+                    (fix := first_fix(dict(values), plan, v.code, replan)) else v for v in verdicts]
+    return plan.model_copy(update={"verdicts": verdicts})
 
 
 _CHECKPOINT = re.compile(r"(?m)^[^#\n]*--hf-checkpoint[ =]+([^\s#]{1,500})")

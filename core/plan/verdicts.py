@@ -54,17 +54,17 @@ def _training_fix(plan: Plan) -> str:
             steps.append(f"lower --max-tokens-per-gpu to about {tokens}")
     p = tr.parallel
     if static > over / (1 + tr.uncertainty):
+        if plan.model.get("num_experts") and p["ep"] * 2 <= p["world"]:
+            steps.append(f"raise --expert-model-parallel-size to {p['ep'] * 2} or more")
         if p["world"] >= p["tp"] * 2 * p["pp"] * p["cp"]:
             steps.append(f"raise --tensor-model-parallel-size to {p['tp'] * 2} (or --pipeline-model-parallel-size to "
                          f"{p['pp'] * 2})")
-        if plan.model.get("num_experts") and p["ep"] * 2 <= p["world"]:
-            steps.append(f"raise --expert-model-parallel-size to {p['ep'] * 2}")
         if t.get("optimizer", 0):
             steps.append("offload the optimizer (--optimizer-cpu-offload --use-precision-aware-optimizer)")
     if not steps:
         steps.append("use more GPUs, or recompute (--recompute-granularity full --recompute-method uniform "
                      "--recompute-num-layers 1)")
-    return "; or ".join(steps)
+    return "no single flag change fits (each was re-planned); combine: " + "; ".join(steps)
 
 
 def kv_capacity(plan: Plan) -> list[Finding]:
