@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from core.pins import sglang_source, slime_source
+from core.pins import sglang_source
 from core.plan.models import GIB, RolloutPlan, Term
 from core.plan.params import attention_params, dense_mlp_params, expert_params, moe_shared_params, norm
 from core.plan.shape import Layout, ModelShape, Reader
@@ -20,6 +20,7 @@ from core.plan.shape import Layout, ModelShape, Reader
 CELL_SOURCE = sglang_source("sglang/srt/model_executor/pool_configurator.py", 175)
 POOL_SOURCE = sglang_source("sglang/srt/model_executor/model_runner_kv_cache_mixin.py", 104)
 PAGES_SOURCE = sglang_source("sglang/srt/model_executor/pool_configurator.py", 270)
+WEIGHTS_SOURCE = sglang_source("sglang/srt/model_executor/model_runner.py", 1579)  # weight_load_mem_usage
 HEADS_SOURCE = sglang_source("sglang/srt/configs/model_config.py", 1013)
 DEFAULT_FRACTION_SOURCE = sglang_source("sglang/srt/server_args.py", 3623)
 VOCAB_PAD = 64  # sglang/srt/layers/vocab_parallel_embedding.py:45 DEFAULT_VOCAB_PADDING_SIZE
@@ -172,7 +173,7 @@ def plan_rollout(s: ModelShape, inp: RolloutInputs, gpu_bytes: int) -> RolloutPl
     layout = "MLA latent" if s.mla else "K and V"
     heads = "" if s.mla else f", {max(1, s.query_groups // inp.attention_tp)} KV heads of {s.kv_channels} a GPU"
     detail = [
-        Term(name="weights", bytes=weights, source=slime_source("slime/backends/sglang_utils/sglang_engine.py", 532),
+        Term(name="weights", bytes=weights, source=WEIGHTS_SOURCE,
              formula=how),
         Term(name="kv_bytes_per_token", bytes=cell, exact=True, source=CELL_SOURCE,
              formula=(f"{layout} of {s.num_layers} layers{heads}, {kv_bytes} byte(s) each "

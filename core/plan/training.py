@@ -21,6 +21,8 @@ RUNTIME_OVERHEAD = 3 * GIB // 2  # CUDA context, NCCL communicators and the allo
 PAUSED_SGLANG = 1 * GIB  # what a paused SGLang engine keeps on a colocated GPU (its context, CUDA graphs' pools)
 
 ACT_SOURCE = megatron_source("megatron/training/theoretical_memory_usage.py", 189)
+OUTPUT_SOURCE = megatron_source("megatron/training/theoretical_memory_usage.py", 250)
+OVERHEAD_SOURCE = slime_source("slime/backends/megatron_utils/actor.py", 117)
 DIST_OPT_SOURCE = slime_source("slime/backends/megatron_utils/arguments.py", 153)
 GRAD_SOURCE = megatron_source("megatron/core/distributed/distributed_data_parallel.py", 147)
 BINS_SOURCE = slime_source("slime/utils/dp_schedule.py", 120)
@@ -197,8 +199,7 @@ def stage_terms(s: ModelShape, lay: Layout, inp: TrainingInputs, st: StageParams
              formula=(f"t = {t} tokens a micro-batch ({inp.tokens_why}); {how}; × {in_flight:.2f} micro-batches "
                       f"in flight on stage {st.stage}" + (" + embedding inputs" if st.stage == 0 else "")
                       + f" = {_gb(activations)}")),
-        Term(name="logits", bytes=round(logits), source=megatron_source(
-            "megatron/training/theoretical_memory_usage.py", 250),
+        Term(name="logits", bytes=round(logits), source=OUTPUT_SOURCE,
              formula=(f"last stage: output-layer input and fp32 logits, 4·t·h/TP + 4·t·V/TP with V = {s.padded_vocab}"
                       f" (padded) = {_gb(logits)}") if last else "not on this stage (the output layer is on the last)"),
         Term(name="logprob_workspace", bytes=round(workspace), source=LOGPROB_SOURCE,
@@ -208,7 +209,7 @@ def stage_terms(s: ModelShape, lay: Layout, inp: TrainingInputs, st: StageParams
              formula=(f"forward-only log-prob pass of {inp.logprob_tokens} tokens (--log-probs-max-tokens-per-gpu), "
                       f"softmax in chunks of {inp.logprob_chunk if inp.logprob_chunk > 0 else 'all'} tokens: what it "
                       f"needs beyond the training pass = {_gb(logprob_extra)}") if last else "not on this stage"),
-        Term(name="overhead", bytes=overhead, source=slime_source("slime/backends/megatron_utils/actor.py", 117),
+        Term(name="overhead", bytes=overhead, source=OVERHEAD_SOURCE,
              formula=("CUDA context, NCCL communicators and allocator slack, about 1.5 GiB"
                       + (", plus about 1 GiB a paused SGLang engine keeps on the GPU (--colocate)"
                          if inp.colocated else "") + " (an estimate)")),
