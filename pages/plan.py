@@ -90,8 +90,8 @@ m = st.columns(4)
 m[0].metric("Training peak per GPU", f"{tr.peak_bytes / GIB:.1f} GiB",
             help=f"band {tr.low_bytes / GIB:.1f}-{tr.high_bytes / GIB:.1f} GiB, stage {tr.stage}")
 m[1].metric("GPU memory", f"{plan.gpu.memory_bytes / GIB:.1f} GiB")
-m[2].metric("KV pool per engine", f"{ro.kv_pool_tokens:,} tokens" if ro else "none")
-m[3].metric(f"Training time a rollout at {plan.time.mfu:.0%} MFU", f"{plan.time.seconds_per_rollout:.0f} s")
+m[2].metric("KV pool per engine (tokens)", f"{ro.kv_pool_tokens:,}" if ro else "none")
+m[3].metric(f"Training s / rollout ({plan.time.mfu:.0%} MFU)", f"{plan.time.seconds_per_rollout:.0f}")
 show_findings(plan.verdicts, key_prefix="plan", empty_message="It fits: no PLAN finding.")
 st.plotly_chart(phase_figure(plan), key="plan_phases", config={"displaylogo": False})
 if len(tr.stages) > 1:

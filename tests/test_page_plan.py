@@ -29,7 +29,7 @@ def test_the_model_and_gpus_come_from_the_profile(open_page):
     at = open_page()
     assert at.selectbox(key="plan_model").value == "qwen3-8B"
     assert at.number_input(key="plan_gpus").value == 8
-    assert "GiB" in _metric(at, "Training peak") and "tokens" in _metric(at, "KV pool")
+    assert "GiB" in _metric(at, "Training peak") and _metric(at, "KV pool").replace(",", "").isdigit()
     assert not at.error  # it fits (a KV-pool warning may remain)
     assert len(at.get("plotly_chart")) >= 1
 
