@@ -208,3 +208,16 @@ def test_check_args_with_gpu_merges_the_plan_verdicts(tmp_path, capsys):
     assert any(f["code"] == "PLAN001" and f["severity"] == "error" for f in with_gpu["findings"])
     assert main(["check-args", str(big), "--gpu", "no-such-gpu", "--format", "json"]) in (0, 1)
     assert any(f["code"] == "PLAN000" for f in json.loads(capsys.readouterr().out)["findings"])
+
+
+@pytest.mark.parametrize("flag,value", [("--num-layers", "10" * 9), ("--pipeline-model-parallel-size", "99999999"),
+                                        ("--num-experts", "9" * 12), ("--decoder-first-pipeline-num-layers", "500"),
+                                        ("--tensor-model-parallel-size", "1e300"), ("--num-layers", "nan")])
+def test_hostile_numbers_are_a_plain_message_in_bounded_time(flag, value):
+    values = {**QWEN3_4B, **LAUNCH, "--pipeline-model-parallel-size": "2", flag: value}
+    try:
+        plan = plan_values(values, "H100-80GB")
+    except PlanError as exc:
+        assert flag in str(exc) or "--num-layers" in str(exc) or "decoder" in str(exc)
+    else:
+        assert plan.training.peak_bytes > 0

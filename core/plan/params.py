@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.pins import megatron_source
+from core.plan.models import PlanError
 from core.plan.shape import Layout, ModelShape
 
 MEGATRON_FORMULA = megatron_source("megatron/training/theoretical_memory_usage.py", 12)
@@ -100,7 +101,11 @@ def stage_layers(s: ModelShape, lay: Layout) -> list[int]:
     rest = s.num_layers - (first or 0) - (last or 0)
     share, extra = divmod(max(rest, 0), max(middle, 1))
     counts = [share + (1 if i < extra else 0) for i in range(max(middle, 0))]
-    return ([first] if first is not None else []) + counts + ([last] if last is not None else [])
+    layers = ([first] if first is not None else []) + counts + ([last] if last is not None else [])
+    if sum(layers) != s.num_layers:
+        raise PlanError(f"--decoder-first/last-pipeline-num-layers ({first}, {last}) do not fit {s.num_layers} layers "
+                        f"over {pp} pipeline stages.")
+    return layers
 
 
 def stage_params(s: ModelShape, lay: Layout) -> list[StageParams]:

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from core.plan.models import PlanError
 
 Values = dict[str, str | None]
+MAX_LAYERS = 10_000  # no model has more; the plan walks the layers, so a larger number is refused, not looped over
+MAX_WIDTH = 1 << 24  # hidden sizes, heads, experts, vocabularies, ranks: far above any real model
+MAX_PARALLEL = 1 << 20
 
 
 @dataclass
@@ -54,12 +57,19 @@ class Reader:
         number = self.number(flag, default, why)
         return None if number is None else max(int(number), 0)
 
-    def required(self, flag: str) -> int:
+    def required(self, flag: str, limit: int = MAX_WIDTH) -> int:
         number = self.integer(flag, None)
         if not number:
             raise PlanError(f"The plan needs {flag}: the script does not set it to a number (it is usually in "
                             "the MODEL_ARGS of scripts/models/<model>.sh, sourced by the launch script).")
-        return number
+        return bounded(flag, number, limit)
+
+
+def bounded(flag: str, number: int, limit: int) -> int:
+    """The number, or PlanError when it is beyond what any real launch uses (so no plan loops or allocates on it)."""
+    if number > limit:
+        raise PlanError(f"{flag} {number} is larger than any model or cluster the plan knows (at most {limit}).")
+    return number
 
 
 @dataclass
@@ -166,7 +176,7 @@ def padded_vocab(vocab: int, divisible_by: int, tp: int) -> int:
 
 
 def read_shape(r: Reader, tp: int) -> ModelShape:
-    num_layers = r.required("--num-layers")
+    num_layers = r.required("--num-layers", MAX_LAYERS)
     hidden = r.required("--hidden-size")
     heads = r.required("--num-attention-heads")
     vocab = r.integer("--vocab-size", None)
@@ -180,7 +190,7 @@ def read_shape(r: Reader, tp: int) -> ModelShape:
     groups = r.integer("--num-query-groups", 1) if gqa else heads
     kv_channels = r.integer("--kv-channels", hidden // heads) or hidden // heads
     divisible = r.integer("--make-vocab-size-divisible-by", 128) or 128
-    num_experts = r.integer("--num-experts", None) or None
+    num_experts = bounded("--num-experts", r.integer("--num-experts", None) or 0, MAX_WIDTH) or None
     pattern = [0] * num_layers
     moe_ffn = shared = 0
     topk = 0
@@ -232,6 +242,13 @@ def read_layout(r: Reader, gpus: int | None, gpus_per_node: int | None) -> Layou
     world = nodes * per_node
     if gpus and not r.integer("--actor-num-gpus-per-node", None):
         world = gpus
+    for flag, number in (("--tensor-model-parallel-size", tp), ("--pipeline-model-parallel-size", pp),
+                         ("--context-parallel-size", cp), ("--expert-model-parallel-size", ep),
+                         ("--expert-tensor-parallel-size", etp), ("--virtual-pipeline-model-parallel-size", vpp or 0),
+                         ("--actor-num-nodes", nodes), ("--actor-num-gpus-per-node", per_node)):
+        bounded(flag, number, MAX_PARALLEL)
+    if pp > MAX_LAYERS:
+        bounded("--pipeline-model-parallel-size", pp, MAX_LAYERS)
     layout = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, sp=r.switch("--sequence-parallel"),
                     world=max(world, tp * pp * cp), first_stage_layers=r.integer("--decoder-first-pipeline-num-layers",
                                                                                  None),
