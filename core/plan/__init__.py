@@ -6,7 +6,8 @@ flags (`shape`), parameter counts per layer type and pipeline stage (`params`), 
 GPU (`training`), SGLang's weight and KV-pool arithmetic per engine GPU (`rollout`), slime's FLOPs formula and
 the time per rollout (`flops`), the colocated phases and host memory (`phases`), the verdicts PLAN001-PLAN003
 (`verdicts`) and the public entry (`plan`): `plan_script` for a launch script, `plan_values` for flag values
-(the calculator), both returning a `Plan`.
+(the calculator), both returning a `Plan`; and for a running job, MFU from slime's `perf/actor_train_tflops`
+with the PLAN004 low-MFU verdict and an ETA (`mfu`), for the monitor to call through this package's root.
 
 May import: the shared vocabulary (core.findings, core.pins, core.resources, core.model_scripts, core.batch) and
 the package root of core.launch (to read a script's flags the way the checker does). core.launch never imports
@@ -39,6 +40,9 @@ _EXPORTS = {
     "plan_findings": "core.plan.plan",
     "render_plan_text": "core.plan.render",
     "DEFAULT_MFU": "core.plan.flops",
+    "mfu_of": "core.plan.mfu",
+    "mfu_finding": "core.plan.mfu",
+    "eta_seconds": "core.plan.mfu",
 }
 
 __all__ = sorted(_EXPORTS)
