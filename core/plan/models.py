@@ -18,6 +18,7 @@ class GpuSpec(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     datasheet_memory: str
     memory_mib: int = Field(gt=0)
+    memory_note: str | None = None  # where the MiB figure is not what the driver was seen to report
     bf16_flops: float = Field(gt=0)
     fp8_flops: float | None = None
     source: str

@@ -110,7 +110,17 @@ def host_memory(plan: Plan) -> list[Finding]:
                     message=(f"The host needs about {_gib(host.bytes_per_node)} a node ({parts}), more than "
                              f"{HOST_SHARE:.0%} of its {_gib(host.node_ram_bytes)} of RAM; the rest goes to Ray's "
                              "object store (up to 30% of RAM by default), the rollout data and the page cache."),
-                    fix="spread the actor over more nodes, drop --keep-old-actor, or keep the optimizer on the GPU")]
+                    fix=_host_fix(host.terms))]
+
+
+def _host_fix(terms: dict[str, int]) -> str:
+    steps = ["spread the actor over more nodes (fewer training GPUs a node)"]
+    if terms.get("weight_backups", 0) > terms.get("cpu_optimizer", 0):
+        steps.append("drop --keep-old-actor if it is on, or the reference model (--ref-load) when KL is off")
+    if terms.get("cpu_optimizer", 0):
+        steps.append("keep the optimizer on the GPU (drop --optimizer-cpu-offload) if training memory allows, or "
+                     "offload a part of it (--optimizer-offload-fraction 0.5)")
+    return "; or ".join(steps)
 
 
 PLAN_RULES: dict[str, tuple[PlanRule, str]] = {
