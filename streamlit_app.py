@@ -24,7 +24,8 @@ pages = {
     "Set up a run": [_workflow_pages[k] for k in ("grpo", "async", "multi_turn", "model_checkpoint",
                                                    "alternatives")],
     "Check before launch": [_workflow_pages[k] for k in ("check_args", "check_data")]
-    + [st.Page("pages/batch_calculator.py", title="Batch-size calculator", icon=":material/calculate:")],
+    + [st.Page("pages/batch_calculator.py", title="Batch-size calculator", icon=":material/calculate:"),
+       st.Page("pages/plan.py", title="Will it fit?", icon=":material/memory:")],
     "During training": [_workflow_pages["monitor"]],
     "Learn": [
         st.Page("pages/ask.py", title="Ask", icon=":material/search:"),

@@ -6,7 +6,7 @@ from core.cli import build_parser, main
 
 def test_every_documented_command_is_registered():
     sub = next(a for a in build_parser()._actions if a.dest == "command")
-    assert set(sub.choices) == {"check-args", "check-data", "logs", "draft", "batch", "ask"}
+    assert set(sub.choices) == {"check-args", "check-data", "logs", "draft", "batch", "plan", "ask"}
 
 
 def test_usage_problems_exit_2(capsys):

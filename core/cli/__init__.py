@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "logs": ("core.cli.logs", "read slime TensorBoard or W&B logs: tags, step ranges, health verdicts"),
     "draft": ("core.cli.draft", "draft a GRPO or async launch script (printed, never run)"),
     "batch": ("core.cli.batch", "work out what slime does with a set of batch sizes and a GPU layout"),
+    "plan": ("core.cli.plan", "memory and time plan of a launch script on a GPU type: will it fit, how long a rollout takes"),
     "ask": ("core.cli.ask", "search cards, flags, rules, error messages of slime/Megatron-LM/SGLang, slime's log lines and model scripts"),
 }
 

@@ -49,6 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--megatron-source", type=Path, default=None, metavar="DIR",
                         help="the Megatron-LM checkout you run: its flags are read from there; needs "
                         "--slime-checkout; default: $SLIME_ASSISTANT_MEGATRON_SOURCE")
+    parser.add_argument("--gpu", default=None, metavar="NAME",
+                        help="also judge memory on this GPU type (the plan's PLAN001-PLAN003, as `slime-assistant plan`)")
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
     parser.add_argument("--list-rules", action="store_true", help="print every finding code and exit")
     parser.set_defaults(func=run_check_args)
@@ -149,7 +151,24 @@ def _checked(args: argparse.Namespace, path: str, checkout: Path | None) -> Chec
                            catalog_path=checkout, script_path=script_path,
                            sglang_source=getattr(args, "sglang_source", None),
                            megatron_source=getattr(args, "megatron_source", None))
-    return check_script_bytes(data, options)
+    report = check_script_bytes(data, options)
+    return _with_plan(report, args) if getattr(args, "gpu", None) else report
+
+
+def _with_plan(report: CheckReport, args: argparse.Namespace) -> CheckReport:
+    """The report with the memory plan's verdicts for --gpu beside the checker's findings. core.plan reads the
+    flags the checker read; core.launch never imports core.plan, so the two sets of rules stay independent."""
+    from core.findings import count_by_severity, sort_and_dedupe
+    from core.plan import PlanError, plan_findings
+
+    try:
+        extra = plan_findings(report.values, args.gpu, args.gpus, getattr(args, "gpus_per_node", None))
+    except PlanError as exc:  # an unknown GPU name: said once, as a note
+        from core.findings import Finding, Severity
+
+        extra = [Finding(code="PLAN000", severity=Severity.INFO, message=f"No memory plan: {exc}")]
+    findings = sort_and_dedupe([*report.findings, *extra])
+    return report.model_copy(update={"findings": findings, "summary": {**report.summary, **count_by_severity(findings)}})
 
 
 def _read_input(path: str) -> bytes | None:

@@ -1,0 +1,55 @@
+"""Memory and time plans: will a launch fit its GPUs, and how long will a rollout step take, before any GPU is
+booked.
+
+Owns: the GPU table (`knowledge/gpus.yaml`, `gpus`), the model's shape and parallel layout read from a script's
+flags (`shape`), parameter counts per layer type and pipeline stage (`params`), the training memory terms per
+GPU (`training`), SGLang's weight and KV-pool arithmetic per engine GPU (`rollout`), slime's FLOPs formula and
+the time per rollout (`flops`), the colocated phases and host memory (`phases`), the verdicts PLAN001-PLAN003
+(`verdicts`) and the public entry (`plan`): `plan_script` for a launch script, `plan_values` for flag values
+(the calculator), both returning a `Plan`; and for a running job, MFU from slime's `perf/actor_train_tflops`
+with the PLAN004 low-MFU verdict and an ETA (`mfu`), for the monitor to call through this package's root.
+
+May import: the shared vocabulary (core.findings, core.pins, core.resources, core.model_scripts, core.batch) and
+the package root of core.launch (to read a script's flags the way the checker does). core.launch never imports
+this package: the plan's verdicts are run beside the checker's by the front-ends (`slime-assistant plan`, and
+`check-args --gpu`), so neither capability depends on the other's rules.
+
+The names below load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Plan": "core.plan.models",
+    "GpuSpec": "core.plan.models",
+    "Term": "core.plan.models",
+    "TrainingPlan": "core.plan.models",
+    "RolloutPlan": "core.plan.models",
+    "HostPlan": "core.plan.models",
+    "TimePlan": "core.plan.models",
+    "PhasePlan": "core.plan.models",
+    "PlanError": "core.plan.models",
+    "PLAN_RULES": "core.plan.verdicts",
+    "load_gpus": "core.plan.gpus",
+    "find_gpu": "core.plan.gpus",
+    "plan_script": "core.plan.plan",
+    "plan_values": "core.plan.plan",
+    "plan_findings": "core.plan.plan",
+    "render_plan_text": "core.plan.render",
+    "DEFAULT_MFU": "core.plan.flops",
+    "mfu_of": "core.plan.mfu",
+    "mfu_finding": "core.plan.mfu",
+    "eta_seconds": "core.plan.mfu",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core.plan' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
