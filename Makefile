@@ -20,7 +20,7 @@ endif
 
 .PHONY: run dev test bench catalog sources
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)

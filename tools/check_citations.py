@@ -53,8 +53,9 @@ if str(ROOT) not in sys.path:
 import yaml  # noqa: E402
 
 from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT, pinned_source_dir  # noqa: E402
+from core.resources import knowledge_path  # noqa: E402
 
-CARDS_DIR = ROOT / "knowledge" / "cards"
+CARDS_DIR = knowledge_path("cards")
 CORE_DIR = ROOT / "core"
 ANCHORS_FILE = ROOT / "tools" / "citation_anchors.yaml"
 DEFAULT_ROOTS = {"slime": pinned_source_dir("slime"), "megatron": pinned_source_dir("megatron"),

@@ -138,10 +138,6 @@ def load_bugs(path: Path = BUGS_PATH) -> tuple[KnownBug, ...]:
     return parse_bugs(Path(path).read_text(encoding="utf-8"))
 
 
-def bug_by_id(key: str) -> KnownBug | None:
-    return next((b for b in load_bugs() if b.id == key), None)
-
-
 def match_bugs(text: str, bugs: tuple[KnownBug, ...] | None = None, limit: int = 3) -> list[KnownBug]:
     """Entries with a marker in the pasted text, the longest marker first."""
     bugs = load_bugs() if bugs is None else bugs

@@ -131,7 +131,3 @@ def match_runtime(text: str, messages: tuple[RuntimeMessage, ...] | None = None,
             length, where = max(found)
             scored.append((bool(entry.normal), -length, -where, order, entry))
     return [e for *_, e in sorted(scored, key=lambda t: t[:4])][:limit]
-
-
-def runtime_by_id(key: str) -> RuntimeMessage | None:
-    return next((e for e in load_runtime_messages() if e.id == key), None)

@@ -95,9 +95,3 @@ def answer_sentence(markdown: str, terms: list[str] | tuple[str, ...], ignore: f
             if score > best_score:
                 best, best_score = sentence, score
     return best
-
-
-def lead(markdown: str) -> str:
-    """The first plain sentence."""
-    found = sentences(markdown)
-    return found[0] if found else ""

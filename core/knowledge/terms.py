@@ -137,7 +137,3 @@ def expand_terms(query: str, terms: tuple[Term, ...] | None = None) -> list[str]
             if words not in out and not set(words.split()) <= have:
                 out.append(words)
     return out
-
-
-def term_by_id(key: str) -> Term | None:
-    return next((t for t in load_terms() if t.id == key), None)

@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
 from core.launch.catalog import (
@@ -37,7 +38,7 @@ ENV_MEGATRON = "SLIME_ASSISTANT_MEGATRON_SOURCE"
 CACHE_DIR_NAME = "catalogs"
 MAX_CACHED_CATALOGS = 24  # files kept in the cache directory; the oldest go first
 MAX_CACHED_BYTES = 20_000_000  # a cached catalog larger than this is not read
-_BUILDER_PARTS = Path(__file__).resolve().parent / "catalog_build"
+_BUILDER_PACKAGE = "core.launch.catalog_build"  # its code is part of the cache key (read as package files)
 
 
 class SourceError(ValueError):
@@ -189,14 +190,15 @@ _MEMORY: dict[str, Catalog | CatalogError] = {}
 
 def _builder_id() -> str:
     digest = hashlib.sha256()
-    for path in sorted(_BUILDER_PARTS.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    parts = [p for p in files(_BUILDER_PACKAGE).iterdir() if p.name.endswith(".py")]
+    for part in sorted(parts, key=lambda p: p.name):
+        digest.update(part.name.encode() + b"\0" + part.read_bytes())
     try:
         st = CATALOG_PATH.stat()
         digest.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
     except OSError:
         pass
-    digest.update(Path(__file__).read_bytes())
+    digest.update(files("core.launch").joinpath("versions.py").read_bytes())
     return digest.hexdigest()
 
 

@@ -46,6 +46,7 @@ from core.memory.profile import (
     SavedLaunchKeys,
     WorkflowRecord,
 )
+from core.memory.workflows import WORKFLOW_BY_ID
 
 SCHEMA_VERSION = 2
 # The user's answers must never be evicted (diskcache's default evicts once 1 GB is reached), and every value
@@ -57,10 +58,6 @@ ENV_HOME = "SLIME_ASSISTANT_HOME"
 OPEN_LOCK_SECONDS = 30.0  # how long opening waits for another process that is creating or checking the store
 ACCEPTED_KEPT = 10
 _ACTIVE = "active_profile"
-_WORKFLOW_TITLES = {"grpo": "GRPO setup", "async": "Async training", "multi_turn": "Multi-turn agent",
-                    "check_args": "Check launch script", "check_data": "Check my data",
-                    "model_checkpoint": "Model and checkpoint", "alternatives": "Alternatives",
-                    "monitor": "Monitor training"}
 
 
 class NoPickleDisk(diskcache.Disk):
@@ -562,7 +559,8 @@ def describe_key(key: str) -> str:
     """A stored key in words: 'the profile default', 'the inputs of GRPO setup (profile default)'."""
     kind, _, rest = key.partition(":")
     profile, _, what = rest.partition(":")
-    title = _WORKFLOW_TITLES.get(what.split(":")[0], what.split(":")[0])
+    workflow_id = what.split(":")[0]
+    title = WORKFLOW_BY_ID[workflow_id].title if workflow_id in WORKFLOW_BY_ID else workflow_id
     if kind == "profile":
         return f"the profile {rest}"
     if kind == "record":

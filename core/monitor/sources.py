@@ -17,7 +17,6 @@ from core.monitor.scan import FileScan
 from core.monitor.stream import Format
 from core.monitor.tensorboard.run import (
     EVENTS,
-    is_event_file,
     list_event_files,
     read_run,
     read_scan,
@@ -105,10 +104,6 @@ def describe_found(found: list[FoundRun]) -> str:
             text += f" ({n_files} run file{'s' if n_files != 1 else ''})"
         parts.append(text)
     return " and ".join(parts) if parts else "no TensorBoard event files and no W&B run files"
-
-
-def holds_run_files(names: list[str]) -> bool:
-    return any(is_event_file(n) or is_wandb_file(n) for n in names)
 
 
 # -- what following a run needs of each source (core.monitor.follow) -----------------------------------------

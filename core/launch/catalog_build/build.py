@@ -339,10 +339,6 @@ class _PieceReader:
         return self.interp.parsers[before:]
 
 
-def _has_problem(pieces: list[CatalogPiece]) -> bool:
-    return any(p.status == "not understood" for p in pieces)
-
-
 def _optional_function(interp: Interpreter, module: SourceFile | None, name: str) -> FunctionRef | None:
     """The function `name` of `module` when it defines (or imports) one, else None."""
     if module is None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -133,10 +132,6 @@ def write_wandb_grid(root: str | Path, steps: int, tags: int, seed: int = 0, run
         run.finish()
         wandb.teardown()
     return next((root / "wandb").glob(f"*run-*-{run_id}*/run-{run_id}.wandb"))
-
-
-def scratch_root() -> Path:
-    return Path(tempfile.mkdtemp(prefix="slime-wandb-"))
 
 
 def frame_wandb_records(payloads: list[bytes], offset: int = 0) -> bytes:
