@@ -108,6 +108,10 @@ def run_ask(args: argparse.Namespace) -> int:
 
 def _checkout(given: str | None) -> tuple[Path | None, str | None]:
     """The slime checkout to match errors against: the option, else $SLIME_ASSISTANT_SLIME_CHECKOUT."""
+    import os
+
+    if not given and not os.environ.get("SLIME_ASSISTANT_SLIME_CHECKOUT"):  # none: the checkout reader not loaded
+        return None, None
     from core.launch.versions import slime_problem, sources_from_env
 
     sources = sources_from_env(slime=given)

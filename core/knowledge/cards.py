@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
+from core.knowledge.table_file import safe_yaml
 from core.resources import knowledge_path
 
 KNOWLEDGE_DIR = knowledge_path()
@@ -41,28 +42,13 @@ class CardError(ValueError):
     pass
 
 
-# libyaml's safe loader when PyYAML was built with it (ten times faster: `ask` builds its index from every
-# card), else PyYAML's own; both read only plain data.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _safe_yaml(text: str) -> object:
-    """Plain data from YAML text, read by the safe loader above (it never builds Python objects); the same
-    steps as PyYAML's own load function, with the safe loader fixed here rather than passed in."""
-    loader = _SAFE_LOADER(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
-
 def parse_card(card_id: str, text: str) -> Card:
     """Split front matter from body and validate both."""
     m = _FRONT.match(text.replace("\r\n", "\n"))
     if not m:
         raise CardError(f"{card_id}: no YAML front matter between '---' lines")
     try:
-        meta = _safe_yaml(m.group(1)) or {}
+        meta = safe_yaml(m.group(1)) or {}
     except yaml.YAMLError as exc:
         raise CardError(f"{card_id}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):

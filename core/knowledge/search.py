@@ -2,7 +2,9 @@
 error messages and model scripts.
 
 Ranking is SQLite FTS5's BM25 (FTS5 ships with Python's sqlite3) over an in-memory index, built on first
-use and rebuilt when a card or data file changes. Before BM25, three exact lookups go first: a flag named
+use and rebuilt when a card or data file changes. The built index is saved as an image (a SQLite database in
+the app's cache folder, named by a hash of the knowledge files and of the code the documents come from), and
+the next process reads it back instead of building again: the start-up of `ask` is mostly that read. Before BM25, three exact lookups go first: a flag named
 whole in any spelling (`--rollout-batch-size`, `rollout_batch_size`, `rollout batch size`), a rule code,
 and, for a pasted error or traceback, the assert/raise in slime it comes from. A flag name with a typo
 gets the closest flags. The query is data: it is turned into quoted FTS terms, never into SQL or markup.
@@ -15,9 +17,10 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -37,6 +40,7 @@ from core.knowledge.tables import TABLE_PATHS, match_tables, table_docs
 from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
 from core.knowledge.zh import english_words
 from core.pins import SLIME_SHORT
+from core.resources import knowledge_path
 
 KINDS = ("card", "section", "flag", "rule", "error", "log", "model_script", "runtime", "term", "bug")
 KIND_TITLES = {"card": "Knowledge cards", "section": "Card sections", "flag": "Flags", "rule": "Our checks",
@@ -170,6 +174,18 @@ class _Doc(BaseModel):
     searchable: bool = Field(default=True, description="False: only exact lookups find it, not the text search")
 
 
+class _Shown(NamedTuple):
+    """What a result shows of a document; an index read from its image keeps only this (`text`: what the
+    answering sentence of a card or section is picked from)."""
+
+    kind: str
+    id: str
+    title: str
+    summary: str
+    source: str
+    text: str = ""
+
+
 def _short(text: str, limit: int = SNIPPET_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -197,6 +213,14 @@ def _name_variants(option: str) -> str:
 # --------------------------------------------------------------------------------------------------
 # Documents
 # --------------------------------------------------------------------------------------------------
+def _answer_text(d: _Doc, cards: dict[str, Card]) -> str:
+    """What the answering sentence of a card (its summary and body) or a section (its text) is picked from."""
+    if d.kind == "section":
+        return d.body
+    card = cards.get(d.id) if d.kind == "card" else None
+    return f"{card.summary}\n\n{card.body}" if card is not None else ""
+
+
 def card_sections(card: Card) -> list[tuple[str, str]]:
     """(heading, text) for each `## ` section of a card's body."""
     parts = re.split(r"^##+\s+(.+)$", card.body, flags=re.M)
@@ -292,31 +316,111 @@ def _model_docs() -> list[_Doc]:
 class SearchIndex:
     """An in-memory FTS5 table over every document, plus the exact lookups that go before BM25."""
 
-    def __init__(self, cards: tuple[Card, ...], catalog: Any, errors: ErrorIndex) -> None:
-        self.catalog = catalog
-        self.errors = errors
-        self.cards = cards
+    def __init__(self, cards: tuple[Card, ...] | Callable[[], tuple[Card, ...]], catalog: Any,
+                 errors: ErrorIndex | Callable[[], ErrorIndex], image: bytes | None = None) -> None:
+        """Build the index, or take it from `image` (what `image()` wrote for the same sources: the SQLite
+        database with the shown fields and the flags' spellings beside it), which saves the build; an image
+        that is not one is ignored and the index built. `cards`, `catalog` and `errors` may be functions that
+        load them: with an image each is loaded only when a query first needs it."""
+        self._cards = cards
+        self._catalog = catalog
+        self._errors = errors
         self._errors_by_id: dict[str, ErrorEntry] | None = None
-        self._cards_by_id = {c.id: c for c in cards}
-        self.docs: list[_Doc] = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(errors),
-                                 *_model_docs(), *(_Doc(**d) for d in table_docs())]
+        self._cards_by_id_cache: dict[str, Card] | None = None
+        self._lock = threading.Lock()
+        self.from_image = image is not None and self._load_image(image)
+        if not self.from_image:
+            self._build()
         self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
         self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
+        self._options_lower = {o.lower(): o for o in self.options}
+        if not callable(self._errors):
+            match_error("", self._errors)  # compiles the message templates once, here rather than in a query
+
+    def _build(self) -> None:
+        catalog, cards = self.catalog, self.cards
         self.options = sorted({o for f in catalog.flags for o in f.option_strings})
-        self._lock = threading.Lock()
+        specs = {o: catalog.lookup(o) for o in self.options}  # the flag an option names, as the catalog says
+        self._primary = {o: spec.primary if spec else o for o, spec in specs.items()}
+        built = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(self.errors),
+                 *_model_docs(), *(_Doc(**d) for d in table_docs())]
+        by_id = {c.id: c for c in cards}
+        self.docs: list[_Doc | _Shown] = [_Shown(d.kind, d.id, d.title, d.summary, d.source, _answer_text(d, by_id))
+                                          for d in built]
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(names, title, body, "
                          "tokenize='porter unicode61 remove_diacritics 2')")
         self._db.executemany("INSERT INTO docs(rowid, names, title, body) VALUES (?, ?, ?, ?)",
                              [(i, d.names, d.title, d.body) if d.searchable else (i, "", "", "")
-                              for i, d in enumerate(self.docs)])
+                              for i, d in enumerate(built)])
         self._db.execute("INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(10.0, 4.0, 1.0)')")
         self._db.execute("CREATE VIRTUAL TABLE options USING fts5(option, tokenize='trigram')")
         self._db.executemany("INSERT INTO options(rowid, option) VALUES (?, ?)",
                              [(i, o[2:]) for i, o in enumerate(self.options)])
+        self._db.execute("CREATE TABLE primaries(option TEXT PRIMARY KEY, flag TEXT)")
+        self._db.executemany("INSERT INTO primaries VALUES (?, ?)", sorted(self._primary.items()))
+        self._db.execute("CREATE TABLE shown(rowid INTEGER PRIMARY KEY, kind, id, title, summary, source, text)")
+        self._db.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [(i, *d) for i, d in enumerate(self.docs)])
         self._db.commit()
-        self._options_lower = {o.lower(): o for o in self.options}
-        match_error("", errors)  # compiles the message templates once, here rather than in the first query
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        """The cards (with an image, read only when first needed)."""
+        if callable(self._cards):
+            self._cards = self._cards()
+        return self._cards
+
+    @property
+    def catalog(self) -> Any:
+        """The argument catalog (with an image, read only when first needed)."""
+        if callable(self._catalog):
+            self._catalog = self._catalog()
+        return self._catalog
+
+    @property
+    def errors(self) -> ErrorIndex:
+        """slime's, Megatron-LM's and SGLang's messages and slime's log lines (with an image, read when a
+        query first needs them)."""
+        if callable(self._errors):
+            self._errors = self._errors()
+        return self._errors
+
+    @property
+    def _cards_by_id(self) -> dict[str, Card]:
+        if self._cards_by_id_cache is None:
+            self._cards_by_id_cache = {c.id: c for c in self.cards}
+        return self._cards_by_id_cache
+
+    def image(self) -> bytes:
+        """The index as bytes (its SQLite database), for `SearchIndex(..., image=...)` in a later process."""
+        with self._lock:
+            return self._db.serialize()
+
+    def _load_image(self, image: bytes) -> bool:
+        """Take the database, the shown fields and the flags' spellings from an image; False (nothing kept)
+        when it is not one of ours."""
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        try:
+            db.deserialize(image)
+            rows = db.execute("SELECT rowid, kind, id, title, summary, source, text FROM shown ORDER BY rowid"
+                              ).fetchall()
+            options = db.execute("SELECT count(*) FROM options").fetchone()[0]
+            primaries = dict(db.execute("SELECT option, flag FROM primaries"))
+            db.execute("SELECT rowid FROM docs WHERE docs MATCH 'slime' LIMIT 1").fetchall()
+        except (sqlite3.Error, ValueError, OverflowError, MemoryError):
+            db.close()
+            return False
+        if not rows or any(row[0] != i or not all(isinstance(v, str) for v in row[1:]) for i, row in enumerate(rows)) \
+                or len(primaries) != options or not all(isinstance(o, str) and isinstance(f, str)
+                                                         for o, f in primaries.items()):
+            db.close()
+            return False
+        self.options = sorted(primaries)
+        self._primary = primaries
+        self.docs = [_Shown(*row[1:]) for row in rows]
+        self._db = db
+        return True
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
@@ -329,14 +433,11 @@ class SearchIndex:
         return Result(kind=d.kind, id=d.id, title=d.title, snippet=_short(self._snippet(d, terms)), source=d.source,
                       match=match)
 
-    def _snippet(self, d: _Doc, terms: list[str]) -> str:
+    def _snippet(self, d: _Shown, terms: list[str]) -> str:
         """For a card or section, the sentence that answers (plain text, see core.knowledge.snippets); for
         the other kinds, their summary."""
-        if d.kind == "section":
-            return answer_sentence(d.body, terms, STOPWORDS) or d.summary
-        card = self._cards_by_id.get(d.id) if d.kind == "card" else None
-        if card is not None:
-            return answer_sentence(f"{card.summary}\n\n{card.body}", terms, STOPWORDS) or d.summary
+        if d.kind in PROSE_KINDS and d.text:
+            return answer_sentence(d.text, terms, STOPWORDS) or d.summary
         return d.summary
 
     def _fts(self, terms: list[str], joiner: str, limit: int, kinds: set[str] | None) -> list[int]:
@@ -398,8 +499,7 @@ class SearchIndex:
         hits = self._text_hits(terms, limit, kinds, query_text)
         if _looks_like_flag(text, terms) and not any(self.docs[i].kind == "flag" for i in picked):
             for option in self.close_flags(text):
-                spec = self.catalog.lookup(option)
-                add("flag", spec.primary if spec else option, "likely")
+                add("flag", self._primary.get(option, option), "likely")
         found = any(_evidence(m) for m in matches) or bool(table_hits)
         if not pasted:  # a symptom in words: its card right after the exact lookups, before word overlap
             for card in symptom_cards(" ".join([text[:MAX_QUERY_CHARS], *english_words(text[:MAX_QUERY_CHARS])])):
@@ -428,16 +528,14 @@ class SearchIndex:
         typed = stripped.split("=", 1)[0].split()[0].lower()  # `--flag value` and `--flag=value` too
         flag = self._options_lower.get(typed) or self._options_lower.get(normalise_flag(text))
         if flag and (typed.startswith("-") or len(stripped.split()) <= 6):
-            spec = self.catalog.lookup(flag)
-            add("flag", spec.primary if spec else flag, "exact")
+            add("flag", self._primary.get(flag, flag), "exact")
         if _CODE_RE.match(stripped.upper()):
             add("rule", stripped.upper(), "exact")
         for m in matches:  # the query is the message itself, not a question that happens to contain it
             if m.confidence == "exact" and len(m.entry.fixed_words) >= 0.5 * len(stripped):
                 add("log" if m.entry.kind == "log" else "error", m.entry.id, "exact")
         for option in self.named_flags(text)[:1]:  # the first flag a question names; the others rank as text
-            spec = self.catalog.lookup(option)
-            add("flag", spec.primary if spec else option, "exact")
+            add("flag", self._primary.get(option, option), "exact")
 
     def named_flags(self, text: str) -> list[str]:
         """The catalog's flags a question names as `--flag` or as an argparse dest (`rollout_batch_size`)."""
@@ -557,29 +655,117 @@ class SearchIndex:
         return {"rules": rules, "cards": cards}
 
 
-def _stamp(cards_dir: Path) -> tuple:
-    """What the index depends on: the cards' names and times, and the data files' times."""
-    from core.launch import CATALOG_PATH
+def _data_files(cards_dir: Path) -> list[Path]:
+    """The files the documents are made of: the cards, the catalogs and the curated tables."""
     from core.model_scripts import MODEL_SCRIPTS_JSON
 
-    parts: list[Any] = []
     try:
-        parts += sorted((p.name, p.stat().st_mtime_ns) for p in Path(cards_dir).glob("*.md"))
+        cards = sorted(Path(cards_dir).glob("*.md"))
     except OSError:
-        pass
-    for path in (CATALOG_PATH, *LAYER_PATHS, REFERENCE_PATH, MODEL_SCRIPTS_JSON, *TABLE_PATHS):
+        cards = []
+    return [*cards, knowledge_path("catalog", "arguments.json"), *LAYER_PATHS, REFERENCE_PATH, MODEL_SCRIPTS_JSON,
+            *TABLE_PATHS]
+
+
+def _stamp(cards_dir: Path) -> tuple:
+    """What the index depends on: the cards' names and times, and the data files' times."""
+    parts: list[Any] = []
+    for path in _data_files(cards_dir):
         try:
-            parts.append(Path(path).stat().st_mtime_ns)
+            parts.append((path.name, path.stat().st_mtime_ns))
         except OSError:
-            parts.append(0)
+            parts.append((path.name, 0))
     return tuple(parts)
+
+
+INDEX_IMAGE_FORMAT = 2
+MAX_IMAGE_BYTES = 64 * 2**20
+IMAGE_DIR = "search-index"
+# The code the documents are the output of (its files, relative to the package root): a change to any of
+# them makes a saved image stale, as a change to the data does.
+_DOC_CODE = ("core/knowledge", "core/launch/rules", "core/launch/catalog.py", "core/data/rules.py",
+             "core/model_scripts.py")
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def image_key(cards_dir: Path = CARDS_DIR) -> str | None:
+    """A hash of the contents of every data file and code file the documents come from, with the image
+    format and SQLite's version; None when one cannot be read (no image is then used)."""
+    import hashlib
+
+    digest = hashlib.blake2b(f"{INDEX_IMAGE_FORMAT} {sqlite3.sqlite_version}".encode(), digest_size=16)
+    code: list[Path] = []
+    for name in _DOC_CODE:
+        path = _PACKAGE_ROOT / name
+        code += sorted(path.glob("*.py")) if path.is_dir() else [path]
+    try:
+        for path in [*_data_files(cards_dir), *code]:
+            data = path.read_bytes()
+            digest.update(f"{path.name} {len(data)}\n".encode("utf-8", "surrogateescape"))
+            digest.update(data)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def image_dir() -> Path:
+    """Where index images are kept: $SLIME_ASSISTANT_HOME, else $XDG_CACHE_HOME/slime-assistant, else
+    ~/.cache/slime-assistant (the app's home, as the store's), in its `search-index` folder; never the package
+    folder, which an installed wheel may not let us write."""
+    import os
+
+    home = os.environ.get("SLIME_ASSISTANT_HOME")
+    base = Path(home).expanduser() if home else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") \
+        / "slime-assistant"
+    return base / IMAGE_DIR
 
 
 @lru_cache(maxsize=2)
 def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
+    """The index for these sources: from the image an earlier process saved for the same contents (start-up
+    of `ask` is mostly this), else built, and its image saved for the next process."""
     from core.launch import load_catalog
 
-    return SearchIndex(readable_cards(cards_dir), load_catalog(), load_all_messages())
+    key = image_key(cards_dir)
+    where = image_dir() / f"index-{key}.sqlite" if key else None
+    image = _read_image(where) if where is not None else None
+    index = SearchIndex(lambda: readable_cards(cards_dir), load_catalog, load_all_messages, image=image)
+    if where is not None and not index.from_image:
+        _write_image(where, index.image())
+    return index
+
+
+def _read_image(where: Path) -> bytes | None:
+    from core.paths import NotRegularFile, read_regular
+
+    try:
+        data = read_regular(where, MAX_IMAGE_BYTES + 1)
+    except (NotRegularFile, OSError, ValueError):
+        return None
+    return data if len(data) <= MAX_IMAGE_BYTES else None
+
+
+def _write_image(where: Path, image: bytes) -> None:
+    """Save the image (a temporary file renamed into place, so a reader never sees half of one) and remove the
+    images of older contents. A home that cannot be written only costs the next start-up its speed."""
+    import os
+    import tempfile
+
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".index-", dir=where.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(image)
+            os.replace(tmp, where)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        for old in where.parent.glob("index-*.sqlite"):
+            if old != where and time.time() - old.stat().st_mtime > 60:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def readable_cards(cards_dir: Path) -> tuple[Card, ...]:
