@@ -36,7 +36,7 @@ def test_ask_page_finds_a_pasted_traceback_and_explains_it_inert(app_env, make_a
     text = flat(at)
     assert ("The message of your final exception has every fixed word of this one, in order; your traceback also "
             "points at this line (/root/slime/slime/utils/arguments.py, line 1846).") in text
-    assert "Read from your paste: AssertionError: Only one of kl_coef" in text and "(raised in slime)" in text
+    assert "Read from your paste: AssertionError: Only one of kl_coef" in text and "(raised in slime, at /root/slime/slime/utils/arguments.py, line 1846" in text
     assert "passes through slime at" in text and "slime/utils/arguments.py:1846@624b824a" in text
     assert "slime_validate_args" in text and "SLIME003" in text and "slime/utils/arguments.py:1846@624b824a" in text
     assert not any(ACTIVE.search(t) for t in rendered(at))

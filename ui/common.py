@@ -263,6 +263,22 @@ def plain(text: str) -> str:
     return "".join(out)
 
 
+def prose(text: str) -> str:
+    """Our own short text (a card's summary) as markdown: its code spans shown as code, bare citations and
+    `__init__.py`-like file names made code too, everything else escaped so it shows literally."""
+    import re
+
+    from core.knowledge.cards import mark_code
+
+    out, pos = [], 0
+    marked = mark_code(str(text))
+    for m in re.finditer(r"(`+)(.+?)\1", marked):
+        out += [plain(marked[pos:m.start()]), f"`{m.group(2)}`" if "`" not in m.group(2) else plain(m.group(2))]
+        pos = m.end()
+    out.append(plain(marked[pos:]))
+    return "".join(out)
+
+
 def show_table(frame, *, labels: dict[str, str] | None = None) -> None:
     """A small table shown whole: every cell in full, wrapped inside its column, no scroll of its own.
 

@@ -34,7 +34,7 @@ from core.knowledge.errors import (
 )
 from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
 from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
-from core.knowledge.snippets import answer_sentence
+from core.knowledge.snippets import answer_sentence, plain_units
 from core.knowledge.symptoms import symptom_cards
 from core.knowledge.tables import TABLE_PATHS, match_tables, table_docs
 from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
@@ -52,6 +52,7 @@ MATCH_TITLES = {"exact": "matches", "likely": "probably", "related": "related", 
 MAX_QUERY_CHARS = 20_000  # of a question (a paste is read up to MAX_PASTE_CHARS, from its end)
 MAX_TERMS = 40
 SNIPPET_CHARS = 220
+READ_AS_CHARS = 300
 _CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + SLIME_SHORT)
 PROSE_KINDS = frozenset({"card", "section"})
 # Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
@@ -132,9 +133,29 @@ class Result(BaseModel):
     snippet: str
     source: str
     match: str = Field(default="related", description="exact | likely | related | closest (see MATCH_TITLES)")
+    also: list[str] = Field(default_factory=list, description="the sources of results that read the same, "
+                            "folded into this one (`distinct`)")
 
-    def public(self) -> dict[str, str]:
-        return self.model_dump()
+    def public(self) -> dict[str, Any]:
+        out = self.model_dump()
+        if not self.also:
+            del out["also"]
+        return out
+
+
+def distinct(results: list[Result]) -> list[Result]:
+    """The results with those that read the same as an earlier one (the same kind and title: one message
+    written in two files, say) folded into it, their sources kept in `also`; order kept."""
+    out: list[Result] = []
+    first: dict[tuple[str, str], Result] = {}
+    for r in results:
+        seen = first.get((r.kind, r.title))
+        if seen is None:
+            first[(r.kind, r.title)] = copy = r.model_copy(update={"also": list(r.also)})
+            out.append(copy)
+        elif r.source != seen.source and r.source not in seen.also:
+            seen.also.append(r.source)
+    return out
 
 
 class Answer(BaseModel):
@@ -146,16 +167,33 @@ class Answer(BaseModel):
     error_type: str | None = None
     error_message: str | None = None
     layer: str | None = Field(default=None, description="where the traceback's frames say it was raised")
+    raised_in: str | None = Field(default=None, description="the library of the traceback's innermost frame")
+    own_frame: str | None = Field(default=None, description="the innermost frame in slime, Megatron-LM or SGLang, "
+                                  "as `path, line N, in function` (None: no such frame)")
+    own_layer: str | None = None
     found: bool = Field(default=True, description="for a pasted error: an indexed message matched it")
     notice: str | None = None
 
     @property
     def read_as(self) -> str:
-        """What was read from the paste, in one line: `Type: message`, or `Type (no message)`."""
-        message = (self.error_message or "")[:300]
+        """What was read from the paste, in one line: `Type: message`, or `Type (no message)`; a long message
+        cut at a word, with an ellipsis."""
+        message = _short(self.error_message or "", READ_AS_CHARS)
         if self.error_type:
             return f"{self.error_type}: {message}" if message else f"{self.error_type} (no message)"
         return message
+
+    @property
+    def where_raised(self) -> str:
+        """Who raised it and where the innermost frame of slime (or Megatron-LM, SGLang) is, in words; empty
+        without frames."""
+        if not self.raised_in:
+            return ""
+        if self.own_frame is None:
+            return f"raised in {self.raised_in}; no frame of slime, Megatron-LM or SGLang in the traceback"
+        if self.own_layer == self.raised_in:
+            return f"raised in {self.raised_in}, at {self.own_frame}"
+        return f"raised in {self.raised_in}, called from {self.own_layer}: its innermost frame is {self.own_frame}"
 
     def public(self) -> dict[str, Any]:
         return {"results": [r.public() for r in self.results], "found": self.found, "notice": self.notice,
@@ -189,6 +227,15 @@ class _Shown(NamedTuple):
 def _short(text: str, limit: int = SNIPPET_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+_RAISED_TITLES = {**LAYER_TITLES, "python": "Python code outside slime and the libraries known here"}
+
+
+def _frame_words(frame: Any) -> str:
+    """A traceback frame as `path, line N, in function` (the path as pasted, its long middle cut)."""
+    path = frame.path if len(frame.path) <= 120 else frame.path[:40] + "…" + frame.path[-79:]
+    return f"{path}, line {frame.line}" + (f", in {frame.function}" if frame.function else "")
 
 
 def _valid_text(text: str) -> str:
@@ -237,7 +284,7 @@ def _card_docs(cards: tuple[Card, ...]) -> list[_Doc]:
             cite = _CITE_RE.search(text)
             docs.append(_Doc(kind="section", id=f"{card.id}#{_slug(heading)}",
                              title=f"{card.title}: {short_heading(heading)[0]}",  # its source is in the text
-                             summary=_short(re.sub(r"[`*_#>|]", "", text)),
+                             summary=_short(" ".join(plain_units(text))),
                              source=cite.group(0) if cite else card.sources[0], names=heading, body=text))
     return docs
 
@@ -575,9 +622,14 @@ class SearchIndex:
                        + " (shown as closest, not as the answer)") if results else ""
             notice = (f"No message of slime, Megatron-LM or SGLang at the pinned commits matches "
                       f"\"{_short(what, 160)}\"{closest}.{raised_by}")
+        own = next((f for f in read.frames if f.layer in LAYER_TITLES), None)
+        inner = read.frames[0] if read.frames else None
         return Answer(results=results, pasted_error=True, error_type=final.type if final else None,
                       error_message=final.message if final else None,
-                      layer=LAYER_TITLES.get(layer, layer) if layer else None, found=found, notice=notice)
+                      layer=LAYER_TITLES.get(layer, layer) if layer else None, found=found, notice=notice,
+                      raised_in=_RAISED_TITLES.get(inner.layer, inner.layer) if inner else None,
+                      own_frame=_frame_words(own) if own else None,
+                      own_layer=LAYER_TITLES[own.layer] if own else None)
 
     def close_flags(self, text: str, n: int = 3) -> list[str]:
         """Typo tolerance: options sharing the most trigrams with the text (FTS5's trigram tokenizer), kept
