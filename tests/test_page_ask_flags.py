@@ -92,7 +92,8 @@ def test_flag_reference_opens_a_linked_flag_with_everything_the_source_says(app_
     assert at.text_input(key="fl_query").value == "--rollout-batch-size"
     assert at.subheader[0].value == "--rollout-batch-size"
     text = flat(at)
-    assert "unset" in text and "slime/utils/arguments.py:690@624b824a" in text and "The number of prompts" in text
+    assert "required (no default" in text and "unset" not in text  # issue 28: a required flag has no default
+    assert "slime/utils/arguments.py:690@624b824a" in text and "The number of prompts" in text
     assert re.search(r"Set by \d+ of \d+ launch scripts", text)
     values = at.dataframe[1].value
     assert 32 in list(values["value"]) and values["value"].dtype.kind == "i"  # numbers sort as numbers

@@ -32,7 +32,7 @@ from core.knowledge.errors import (
     links_for,
     match_error,
 )
-from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
+from core.knowledge.flags import REFERENCE_PATH, REQUIRED_TEXT, flag_rows, load_flag_reference, normalise_flag
 from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
 from core.knowledge.snippets import answer_sentence, plain_units
 from core.knowledge.symptoms import symptom_cards
@@ -292,7 +292,8 @@ def _card_docs(cards: tuple[Card, ...]) -> list[_Doc]:
 def _flag_docs(catalog: Any) -> list[_Doc]:
     docs = []
     for row in flag_rows(catalog, load_flag_reference()):
-        facts = f"{row.owner} flag, type {row.type}, default {row.default}"
+        facts = f"{row.owner} flag, type {row.type}, " + (row.default if row.default == REQUIRED_TEXT
+                                                           else f"default {row.default}")
         text = row.our_help or row.help
         docs.append(_Doc(kind="flag", id=row.flag, title=f"{row.flag} ({row.owner})",
                          summary=_short(f"{text + ' · ' if text else ''}{facts}"), source=row.source,
