@@ -144,3 +144,18 @@ def test_the_card_search_shows_the_best_few_first(app_env, make_app):
     assert "The 5 best of the" in flat(at)
     at.toggle(key="kn_more").set_value(True).run()
     assert len(at.expander) > 5 and [e.label for e in at.expander][:5] == labels
+
+
+# -- item 9: first visits find their modules loaded ------------------------------------------------------------
+def test_the_app_warms_the_workflow_pages_once_in_the_background(app_env, make_app):
+    import sys
+
+    from ui import common
+
+    at = make_app().run()
+    assert not at.exception
+    [thread] = common._WARMING
+    thread.join(timeout=120)
+    assert not thread.is_alive() and all(name in sys.modules for name in common.WARM_MODULES)
+    make_app("pages/profile.py").run()
+    assert len(common._WARMING) == 1  # once per process, not per page or session

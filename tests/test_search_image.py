@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from core.knowledge import index_image
 from core.knowledge import search as search_module
 from core.knowledge.cards import CARDS_DIR
 from core.knowledge.layers import load_all_messages
@@ -76,7 +77,7 @@ def test_the_image_is_kept_in_the_home_and_the_next_process_reads_it(tmp_path, m
     before = {p for p in (ROOT / "core").rglob("*") if p.suffix not in (".pyc",)} | set((ROOT / "knowledge").rglob("*"))
     first = search_module.get_index()
     [saved] = list((tmp_path / "home" / "search-index").glob("index-*.sqlite"))
-    assert saved.name == f"index-{search_module.image_key()}.sqlite"
+    assert saved.name == f"index-{index_image.image_key(index_image.data_files(CARDS_DIR))}.sqlite"
     search_module._index_for.cache_clear()
     second = search_module.get_index()
     assert not first.from_image and second.from_image
@@ -85,20 +86,24 @@ def test_the_image_is_kept_in_the_home_and_the_next_process_reads_it(tmp_path, m
     assert after == before  # nothing written beside the package (an installed wheel may be read-only)
 
 
+def _key(cards: Path) -> str | None:
+    return index_image.image_key(index_image.data_files(cards))
+
+
 def test_the_image_key_follows_the_contents_of_the_knowledge_files(tmp_path):
     cards = tmp_path / "cards"
     shutil.copytree(CARDS_DIR, cards)
-    key = search_module.image_key(cards)
-    assert key == search_module.image_key(cards)
+    key = _key(cards)
+    assert key == _key(cards)
     path = sorted(cards.glob("*.md"))[0]
     text = path.read_text(encoding="utf-8")
     path.write_text(text + "\nOne more line.\n", encoding="utf-8")
-    changed = search_module.image_key(cards)
+    changed = _key(cards)
     assert changed != key
     path.write_text(text, encoding="utf-8")  # the same contents again (a newer time): the same image
-    assert search_module.image_key(cards) == key
+    assert _key(cards) == key
     (cards / "new-card.md").write_text(text, encoding="utf-8")
-    assert search_module.image_key(cards) not in (key, changed)
+    assert _key(cards) not in (key, changed)
 
 
 def test_a_home_that_cannot_be_written_still_answers(tmp_path, monkeypatch, fresh_cache):

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
+from core.knowledge import index_image
 from core.knowledge.cards import CARDS_DIR, Card, parse_card, short_heading
 from core.knowledge.errors import (
     ErrorEntry,
@@ -32,15 +33,14 @@ from core.knowledge.errors import (
     links_for,
     match_error,
 )
-from core.knowledge.flags import REFERENCE_PATH, REQUIRED_TEXT, flag_rows, load_flag_reference, normalise_flag
-from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
+from core.knowledge.flags import REQUIRED_TEXT, flag_rows, load_flag_reference, normalise_flag
+from core.knowledge.layers import LAYER_TITLES, layer_of, load_all_messages, log_verdict
 from core.knowledge.snippets import answer_sentence, plain_units
 from core.knowledge.symptoms import symptom_cards
-from core.knowledge.tables import TABLE_PATHS, match_tables, table_docs
+from core.knowledge.tables import match_tables, table_docs
 from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
 from core.knowledge.zh import english_words
 from core.pins import SLIME_SHORT
-from core.resources import knowledge_path
 
 KINDS = ("card", "section", "flag", "rule", "error", "log", "model_script", "runtime", "term", "bug")
 KIND_TITLES = {"card": "Knowledge cards", "section": "Card sections", "flag": "Flags", "rule": "Our checks",
@@ -448,26 +448,12 @@ class SearchIndex:
     def _load_image(self, image: bytes) -> bool:
         """Take the database, the shown fields and the flags' spellings from an image; False (nothing kept)
         when it is not one of ours."""
-        db = sqlite3.connect(":memory:", check_same_thread=False)
-        try:
-            db.deserialize(image)
-            rows = db.execute("SELECT rowid, kind, id, title, summary, source, text FROM shown ORDER BY rowid"
-                              ).fetchall()
-            options = db.execute("SELECT count(*) FROM options").fetchone()[0]
-            primaries = dict(db.execute("SELECT option, flag FROM primaries"))
-            db.execute("SELECT rowid FROM docs WHERE docs MATCH 'slime' LIMIT 1").fetchall()
-        except (sqlite3.Error, ValueError, OverflowError, MemoryError):
-            db.close()
+        loaded = index_image.load_image(image)
+        if loaded is None:
             return False
-        if not rows or any(row[0] != i or not all(isinstance(v, str) for v in row[1:]) for i, row in enumerate(rows)) \
-                or len(primaries) != options or not all(isinstance(o, str) and isinstance(f, str)
-                                                         for o, f in primaries.items()):
-            db.close()
-            return False
-        self.options = sorted(primaries)
-        self._primary = primaries
-        self.docs = [_Shown(*row[1:]) for row in rows]
-        self._db = db
+        self._db, rows, self._primary = loaded
+        self.options = sorted(self._primary)
+        self.docs = [_Shown(*row) for row in rows]
         return True
 
     def counts(self) -> dict[str, int]:
@@ -708,117 +694,19 @@ class SearchIndex:
         return {"rules": rules, "cards": cards}
 
 
-def _data_files(cards_dir: Path) -> list[Path]:
-    """The files the documents are made of: the cards, the catalogs and the curated tables."""
-    from core.model_scripts import MODEL_SCRIPTS_JSON
-
-    try:
-        cards = sorted(Path(cards_dir).glob("*.md"))
-    except OSError:
-        cards = []
-    return [*cards, knowledge_path("catalog", "arguments.json"), *LAYER_PATHS, REFERENCE_PATH, MODEL_SCRIPTS_JSON,
-            *TABLE_PATHS]
-
-
-def _stamp(cards_dir: Path) -> tuple:
-    """What the index depends on: the cards' names and times, and the data files' times."""
-    parts: list[Any] = []
-    for path in _data_files(cards_dir):
-        try:
-            parts.append((path.name, path.stat().st_mtime_ns))
-        except OSError:
-            parts.append((path.name, 0))
-    return tuple(parts)
-
-
-INDEX_IMAGE_FORMAT = 2
-MAX_IMAGE_BYTES = 64 * 2**20
-IMAGE_DIR = "search-index"
-# The code the documents are the output of (its files, relative to the package root): a change to any of
-# them makes a saved image stale, as a change to the data does.
-_DOC_CODE = ("core/knowledge", "core/launch/rules", "core/launch/catalog.py", "core/data/rules.py",
-             "core/model_scripts.py")
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
-
-
-def image_key(cards_dir: Path = CARDS_DIR) -> str | None:
-    """A hash of the contents of every data file and code file the documents come from, with the image
-    format and SQLite's version; None when one cannot be read (no image is then used)."""
-    import hashlib
-
-    digest = hashlib.blake2b(f"{INDEX_IMAGE_FORMAT} {sqlite3.sqlite_version}".encode(), digest_size=16)
-    code: list[Path] = []
-    for name in _DOC_CODE:
-        path = _PACKAGE_ROOT / name
-        code += sorted(path.glob("*.py")) if path.is_dir() else [path]
-    try:
-        for path in [*_data_files(cards_dir), *code]:
-            data = path.read_bytes()
-            digest.update(f"{path.name} {len(data)}\n".encode("utf-8", "surrogateescape"))
-            digest.update(data)
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
-def image_dir() -> Path:
-    """Where index images are kept: $SLIME_ASSISTANT_HOME, else $XDG_CACHE_HOME/slime-assistant, else
-    ~/.cache/slime-assistant (the app's home, as the store's), in its `search-index` folder; never the package
-    folder, which an installed wheel may not let us write."""
-    import os
-
-    home = os.environ.get("SLIME_ASSISTANT_HOME")
-    base = Path(home).expanduser() if home else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") \
-        / "slime-assistant"
-    return base / IMAGE_DIR
-
-
 @lru_cache(maxsize=2)
 def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
     """The index for these sources: from the image an earlier process saved for the same contents (start-up
     of `ask` is mostly this), else built, and its image saved for the next process."""
     from core.launch import load_catalog
 
-    key = image_key(cards_dir)
-    where = image_dir() / f"index-{key}.sqlite" if key else None
-    image = _read_image(where) if where is not None else None
+    key = index_image.image_key(index_image.data_files(cards_dir))
+    where = index_image.image_dir() / f"index-{key}.sqlite" if key else None
+    image = index_image.read_image(where) if where is not None else None
     index = SearchIndex(lambda: readable_cards(cards_dir), load_catalog, load_all_messages, image=image)
     if where is not None and not index.from_image:
-        _write_image(where, index.image())
+        index_image.write_image(where, index.image())
     return index
-
-
-def _read_image(where: Path) -> bytes | None:
-    from core.paths import NotRegularFile, read_regular
-
-    try:
-        data = read_regular(where, MAX_IMAGE_BYTES + 1)
-    except (NotRegularFile, OSError, ValueError):
-        return None
-    return data if len(data) <= MAX_IMAGE_BYTES else None
-
-
-def _write_image(where: Path, image: bytes) -> None:
-    """Save the image (a temporary file renamed into place, so a reader never sees half of one) and remove the
-    images of older contents. A home that cannot be written only costs the next start-up its speed."""
-    import os
-    import tempfile
-
-    try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".index-", dir=where.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(image)
-            os.replace(tmp, where)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        for old in where.parent.glob("index-*.sqlite"):
-            if old != where and time.time() - old.stat().st_mtime > 60:
-                old.unlink(missing_ok=True)
-    except OSError:
-        pass
 
 
 def readable_cards(cards_dir: Path) -> tuple[Card, ...]:
@@ -843,7 +731,7 @@ def get_index(cards_dir: Path = CARDS_DIR) -> SearchIndex:
     now = time.monotonic()
     seen = _STAMPS.get(cards_dir)
     if seen is None or now - seen[0] > STAMP_TTL_S:
-        seen = _STAMPS[cards_dir] = (now, _stamp(cards_dir))
+        seen = _STAMPS[cards_dir] = (now, index_image.stamp(cards_dir))
     return _index_for(cards_dir, seen[1])
 
 
