@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from core.knowledge.flags import REFERENCE_PATH
 from core.knowledge.layers import LAYER_PATHS
 from core.knowledge.tables import TABLE_PATHS
@@ -43,7 +45,7 @@ def stamp(cards_dir: Path) -> tuple:
     return tuple(parts)
 
 
-INDEX_IMAGE_FORMAT = 2
+INDEX_IMAGE_FORMAT = 3
 MAX_IMAGE_BYTES = 64 * 2**20
 IMAGE_DIR = "search-index"
 # The code the documents are the output of (its files, relative to the package root): a change to any of
@@ -91,6 +93,7 @@ def load_image(image: bytes) -> tuple[sqlite3.Connection, list[tuple[str, ...]],
         options = db.execute("SELECT count(*) FROM options").fetchone()[0]
         primaries = dict(db.execute("SELECT option, flag FROM primaries"))
         db.execute("SELECT rowid FROM docs WHERE docs MATCH 'slime' LIMIT 1").fetchall()
+        db.execute("SELECT id, pieces, key_word, words FROM parts LIMIT 1").fetchall()
     except (sqlite3.Error, ValueError, OverflowError, MemoryError):
         db.close()
         return None
@@ -130,3 +133,24 @@ def write_image(where: Path, image: bytes) -> None:
                 old.unlink(missing_ok=True)
     except OSError:
         pass
+
+
+def save_parts(db: sqlite3.Connection, entries: list[Any], parts: list[Any]) -> None:
+    """Keep what message matching prepares from each entry (`errors.entry_parts`) in the image."""
+    db.execute("CREATE TABLE parts(rowid INTEGER PRIMARY KEY, id TEXT, pieces TEXT, key_word TEXT, words TEXT)")
+    db.executemany("INSERT INTO parts VALUES (?, ?, ?, ?, ?)", [
+        (i, e.id, orjson.dumps(pieces).decode() if pieces is not None else None, key, " ".join(sorted(words)))
+        for i, (e, (pieces, key, words)) in enumerate(zip(entries, parts, strict=True))])
+
+
+def saved_parts(db: sqlite3.Connection, entries: list[Any]) -> list[Any] | None:
+    """The parts the image kept, when they are those of these entries (same count, same ids in the same order,
+    well-formed); None otherwise (matching then computes them)."""
+    try:
+        rows = db.execute("SELECT id, pieces, key_word, words FROM parts ORDER BY rowid").fetchall()
+        if len(rows) != len(entries) or any(r[0] != e.id for r, e in zip(rows, entries, strict=True)):
+            return None
+        return [(tuple(orjson.loads(pieces)) if pieces is not None else None, key, frozenset(words.split()))
+                for _, pieces, key, words in rows]
+    except (sqlite3.Error, orjson.JSONDecodeError, TypeError, AttributeError):
+        return None

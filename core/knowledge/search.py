@@ -30,8 +30,10 @@ from core.knowledge.errors import (
     ErrorEntry,
     ErrorIndex,
     ErrorMatch,
+    entry_parts,
     links_for,
     match_error,
+    prepare_matching,
 )
 from core.knowledge.flags import REQUIRED_TEXT, flag_rows, load_flag_reference, normalise_flag
 from core.knowledge.layers import LAYER_TITLES, layer_of, load_all_messages, log_verdict
@@ -366,15 +368,13 @@ class SearchIndex:
 
     def __init__(self, cards: tuple[Card, ...] | Callable[[], tuple[Card, ...]], catalog: Any,
                  errors: ErrorIndex | Callable[[], ErrorIndex], image: bytes | None = None) -> None:
-        """Build the index, or take it from `image` (what `image()` wrote for the same sources: the SQLite
-        database with the shown fields and the flags' spellings beside it), which saves the build; an image
-        that is not one is ignored and the index built. `cards`, `catalog` and `errors` may be functions that
-        load them: with an image each is loaded only when a query first needs it."""
+        """Build the index, or take it from `image` (what `image()` wrote for the same sources), which saves the
+        build; an image that is not one is ignored. `cards`, `catalog` and `errors` may be functions that load
+        them: with an image each is loaded only when a query first needs it."""
         self._cards = cards
         self._catalog = catalog
         self._errors = errors
         self._errors_by_id: dict[str, ErrorEntry] | None = None
-        self._cards_by_id_cache: dict[str, Card] | None = None
         self._lock = threading.Lock()
         self.from_image = image is not None and self._load_image(image)
         if not self.from_image:
@@ -383,14 +383,17 @@ class SearchIndex:
         self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
         self._options_lower = {o.lower(): o for o in self.options}
         if not callable(self._errors):
-            match_error("", self._errors)  # compiles the message templates once, here rather than in a query
+            self._ready(self._errors)  # the message templates made ready once, here rather than in a query
 
     def _build(self) -> None:
         catalog, cards = self.catalog, self.cards
         self.options = sorted({o for f in catalog.flags for o in f.option_strings})
         specs = {o: catalog.lookup(o) for o in self.options}  # the flag an option names, as the catalog says
         self._primary = {o: spec.primary if spec else o for o, spec in specs.items()}
-        built = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(self.errors),
+        if callable(self._errors):
+            self._errors = self._errors()
+        self._parts = entry_parts(self._errors)  # what matching prepares from each message, kept in the image
+        built = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(self._errors),
                  *_model_docs(), *(_Doc(**d) for d in table_docs())]
         by_id = {c.id: c for c in cards}
         self.docs: list[_Doc | _Shown] = [_Shown(d.kind, d.id, d.title, d.summary, d.source, _answer_text(d, by_id))
@@ -410,7 +413,17 @@ class SearchIndex:
         self._db.execute("CREATE TABLE shown(rowid INTEGER PRIMARY KEY, kind, id, title, summary, source, text)")
         self._db.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?)",
                              [(i, *d) for i, d in enumerate(self.docs)])
+        index_image.save_parts(self._db, self._errors.entries, self._parts)
         self._db.commit()
+
+    def _ready(self, errors: ErrorIndex) -> None:
+        """Prepare message matching from the parts the build computed or the image kept, else afresh."""
+        parts = getattr(self, "_parts", None)
+        if parts is None and self.from_image:
+            with self._lock:
+                parts = index_image.saved_parts(self._db, errors.entries)
+        prepare_matching(errors, parts)
+        self._parts = None
 
     @property
     def cards(self) -> tuple[Card, ...]:
@@ -428,17 +441,11 @@ class SearchIndex:
 
     @property
     def errors(self) -> ErrorIndex:
-        """slime's, Megatron-LM's and SGLang's messages and slime's log lines (with an image, read when a
-        query first needs them)."""
+        """The messages of every layer and slime's log lines (with an image, read when a query needs them)."""
         if callable(self._errors):
             self._errors = self._errors()
+            self._ready(self._errors)
         return self._errors
-
-    @property
-    def _cards_by_id(self) -> dict[str, Card]:
-        if self._cards_by_id_cache is None:
-            self._cards_by_id_cache = {c.id: c for c in self.cards}
-        return self._cards_by_id_cache
 
     def image(self) -> bytes:
         """The index as bytes (its SQLite database), for `SearchIndex(..., image=...)` in a later process."""
@@ -446,8 +453,7 @@ class SearchIndex:
             return self._db.serialize()
 
     def _load_image(self, image: bytes) -> bool:
-        """Take the database, the shown fields and the flags' spellings from an image; False (nothing kept)
-        when it is not one of ours."""
+        """Take the database, shown fields and flag spellings from an image; False when it is not one of ours."""
         loaded = index_image.load_image(image)
         if loaded is None:
             return False
