@@ -95,3 +95,11 @@ def test_a_missing_file_is_worded_the_same_everywhere(tmp_path, capsys, command)
     assert cli_main([*command, str(missing)]) == 2
     err = capsys.readouterr().err
     assert f"{missing}: no such file or folder" in err, err
+
+
+def test_make_run_takes_a_port_and_leaves_streamlits_own_variable_working():
+    makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
+    run = makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
+    assert "$(if $(PORT),--server.port $(PORT))" in run  # no PORT: STREAMLIT_SERVER_PORT still decides
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert "make run PORT=8502" in readme and "STREAMLIT_SERVER_PORT" in readme
