@@ -1,5 +1,6 @@
 # Two commands on a fresh machine (Python 3.10+ with venv):
-#   make run      set up .venv and start the app on http://localhost:8501 (no file watcher: idles at 0% CPU)
+#   make run      set up .venv and start the app on http://localhost:8501 (no file watcher: idles at 0% CPU);
+#                 `make run PORT=8502` serves on another port (so does STREAMLIT_SERVER_PORT=8502 make run)
 #   make test     set up .venv and run lint + the whole test suite (browser tests included where chromium exists)
 # And for development:
 #   make dev      the app with the file watcher on: an edited page or module reloads on save
@@ -26,10 +27,11 @@ $(STAMP): pyproject.toml setup.py
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/streamlit run streamlit_app.py
+	$(VENV)/bin/streamlit run streamlit_app.py $(if $(PORT),--server.port $(PORT))
 
 dev: $(STAMP)
-	$(VENV)/bin/streamlit run streamlit_app.py --server.fileWatcherType auto --server.runOnSave true
+	$(VENV)/bin/streamlit run streamlit_app.py --server.fileWatcherType auto --server.runOnSave true \
+		$(if $(PORT),--server.port $(PORT))
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

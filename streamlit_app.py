@@ -6,7 +6,14 @@ import streamlit as st
 
 from core.memory.workflows import WORKFLOWS
 from core.pins import SLIME_DATE, SLIME_SHORT
-from ui.common import active_profile, ask_box, mark_app_frame, plain, show_store_notices
+from ui.common import (
+    active_profile,
+    ask_box,
+    mark_app_frame,
+    plain,
+    show_store_notices,
+    warm_up_in_background,
+)
 
 # The browser-tab icon is an emoji: Streamlit draws it as an inline SVG. A ":material/...:" icon there (the
 # page's own icon, or page_icon) is fetched from fonts.gstatic.com: the app makes no request off this machine.
@@ -46,4 +53,7 @@ with st.sidebar:
 
 show_store_notices()
 mark_app_frame()
-page.run()
+try:
+    page.run()
+finally:  # after the page is drawn (also when it stops early): the other pages' first visits find it loaded
+    warm_up_in_background()

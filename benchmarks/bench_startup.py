@@ -56,6 +56,7 @@ def main() -> int:
             ("check-args on a launch script", ["check-args", str(FIXTURES / "scripts" / "good_colocate.sh")], 0.3),
             ("check-data on a 20-line file", ["check-data", str(_twenty_line_file(Path(tmp)))], 0.4),
             ("ask --rollout-batch-size", ["ask", "--rollout-batch-size"], 0.2),
+            ("ask rollout batch size", ["ask", "rollout", "batch", "size"], 0.2),
             ("logs --help", ["logs", "--help"], 0.3),
             ("logs on an empty directory", ["logs", "--no-cache", tmp], 0.3),
         ]

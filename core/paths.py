@@ -73,7 +73,7 @@ def resolve_allowed(raw: str, *, want: str = "file", roots: list[Path] | None = 
         shown = ", ".join(str(r) for r in roots)
         raise PathRefused(f"{text} is outside the directories this app may read ({shown}).")
     if not resolved.exists():
-        raise PathRefused(f"Nothing exists at {text}.")
+        raise PathRefused(no_such_file(text) + ".")
     if want == "file" and not resolved.is_file():
         raise PathRefused(f"{resolved} is {'a directory' if resolved.is_dir() else 'not a regular file'}; "
                           "give a file.")
@@ -186,6 +186,11 @@ def name_length_problem(path: str | Path) -> str | None:
         return (f"one name in it is {len(longest)} bytes long; file systems allow at most {NAME_MAX_BYTES} "
                 "per name")
     return None
+
+
+def no_such_file(path: str | Path) -> str:
+    """The one wording, in every front-end, of a path where nothing exists."""
+    return f"{path}: no such file or folder"
 
 
 class NotRegularFile(OSError):

@@ -10,7 +10,16 @@ import streamlit as st
 from core.knowledge.bugs import checkout_has_fix
 from core.knowledge.errors import MAX_PASTE_CHARS, checkout_error_index, match_error, slime_frames
 from core.knowledge.runtime import LAYER_TITLES
-from core.knowledge.search import KIND_TITLES, KINDS, MATCH_TITLES, Result, explain, get_index, grouped
+from core.knowledge.search import (
+    KIND_TITLES,
+    KINDS,
+    MATCH_TITLES,
+    Result,
+    distinct,
+    explain,
+    get_index,
+    grouped,
+)
 from core.knowledge.tables import bugs, runtime_messages, terms
 from core.pins import SLIME_SHORT, slime_source
 from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
@@ -18,6 +27,7 @@ from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
 ensure_app_frame()
 
 RESULTS = 40
+SHOWN_FIRST = 5  # the best few; the rest on request
 _CARD_KINDS = ("card", "section")
 
 st.title("Ask")
@@ -32,6 +42,7 @@ if asked and st.session_state.get("ask_from_link") != asked:
 query = st.text_area("Question, flag, rule code, error or traceback", key="ask_query", height=120,
                      max_chars=MAX_PASTE_CHARS, placeholder="rollout batch size · SLIME003 · AssertionError: ...")
 kinds = st.multiselect("Only", KINDS, format_func=lambda k: KIND_TITLES[k], key="ask_kinds")
+st.button("Search", type="primary", icon=":material/search:", key="ask_go")  # a rerun reads the box
 
 if not query.strip():
     st.info("Type or paste something to look it up.")
@@ -40,7 +51,7 @@ if not query.strip():
 with st.spinner("Searching"):
     index = get_index()
     answer = index.ask(query, limit=RESULTS, kinds=set(kinds) or None)
-    results = answer.results
+    results = distinct(answer.results)
 
 checkout = st.session_state.get(CHECKOUT_KEY)
 if checkout and (not kinds or "error" in kinds):
@@ -62,15 +73,20 @@ if not results:
 
 exact = {m.entry.id: m for m in match_error(query, index.errors, limit=10)}
 if answer.pasted_error and answer.error_message is not None:
-    st.caption(plain(f"Read from your paste: {answer.read_as}" + (f" (raised in {answer.layer})" if answer.layer
-                                                                   else "")))
+    st.caption(plain(f"Read from your paste: {answer.read_as}"
+                     + (f" ({answer.where_raised})" if answer.where_raised else "")))
 if answer.notice:
     st.warning(plain(answer.notice), icon=":material/search_off:")
 frames = slime_frames(query)[:3]
 if frames:
     st.caption(f"Your traceback passes through slime at (innermost first; lines as at slime {SLIME_SHORT}): "
                + " · ".join(cited(slime_source(path, line)) for path, line in frames))
-st.caption(f"{len(results)} result(s), best first within each group; groups in the order of their best result.")
+more = len(results) - SHOWN_FIRST
+show_all = more > 0 and st.toggle(f"Show {more} more result{'s' if more != 1 else ''}", key="ask_more")
+shown = results if show_all or more <= 0 else results[:SHOWN_FIRST]
+count = (f"The best {len(shown)} of {len(results)} results" if len(shown) < len(results)
+         else f"{len(results)} result{'s' if len(results) != 1 else ''}")
+st.caption(f"{count}, best first within each group; groups in the order of their best result.")
 
 
 def show_error(result: Result, first: bool) -> None:
@@ -101,7 +117,8 @@ def show_error(result: Result, first: bool) -> None:
         st.markdown("**What it means:** " + plain(why.meaning))
         st.markdown("**What to do:** " + plain(why.fix))
         st.caption(f"Message as written in the source: {plain(entry.template)}")
-        st.caption(f"Source: {cited(entry.source)} · {entry.kind} in {plain(entry.function)}")
+        st.caption(f"Source: {cited(entry.source)} · {entry.kind} in {plain(entry.function)}"
+                   + ("".join(f" · the same text also at {cited(s)}" for s in result.also)))
         for code, title in why.rules:
             target = "pages/check_data.py" if code.startswith("DATA") else "pages/check_args.py"
             st.page_link(target, label=plain(f"{code}: {title}"), icon=":material/fact_check:")
@@ -174,10 +191,11 @@ def show_result(result: Result) -> None:
         st.page_link("pages/model_checkpoint.py", label=plain(result.title), icon=":material/memory:")
     else:
         st.markdown(f"**{plain(result.title)}**")
-    st.caption(f"{MATCH_TITLES[result.match]} · {plain(result.snippet)}  \nSource: {cited(result.source)}")
+    st.caption(f"{MATCH_TITLES[result.match]} · {plain(result.snippet)}  \nSource: {cited(result.source)}"
+               + "".join(f" · {cited(s)}" for s in result.also))
 
 
-for kind, items in grouped(results).items():
+for kind, items in grouped(shown).items():
     st.subheader(KIND_TITLES[kind])
     for i, result in enumerate(items):
         if kind in ("error", "log"):

@@ -14,7 +14,7 @@ from core.drafts.launch import (
 )
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import SLIME_SHORT, megatron_source, slime_source
-from ui.common import ensure_app_frame, plain, profile_caption, require_profile
+from ui.common import ensure_app_frame, plain, profile_caption, require_profile, saved_launch_keys
 from ui.drafts import checkpoint_fields, own_checkout, own_checkout_caption, show_draft
 from ui.memory import AcceptControl, PageMemory
 
@@ -92,12 +92,16 @@ if match.status != "exact":
                            options=["(choose)", *names])
     model_script_name = None if picked == "(choose)" else picked
 default_actor = (profile.nodes // 2) * profile.per_node if profile.nodes > 1 else max(1, profile.per_node // 2)
-g1, g2 = st.columns(2)
+saved_keys = saved_launch_keys(profile)
+g1, g2, g3 = st.columns(3)
 actor_gpus = int(memory.widget(g1.number_input, "Actor (training) GPUs; the rest serve rollouts", "actor_gpus",
                                min(default_actor, profile.gpus_total - 1), min_value=1,
                                max_value=profile.gpus_total - 1, step=1))
-input_key = memory.widget(g2.text_input, "Prompt column (--input-key)", "input_key", "prompt",
-                          help="slime's own default is 'input'.")
+input_key = memory.widget(g2.text_input, "Prompt column (--input-key)", "input_key",
+                          saved_keys.keys.input_key if saved_keys else "prompt", help="slime's own default is 'input'.")
+label_key = memory.widget(g3.text_input, "Label column (--label-key), empty for none", "label_key",
+                          (saved_keys.keys.label_key or "") if saved_keys else "label",
+                          help="The key of the reference answer the reward function reads; slime has no default.")
 checkpoints = checkpoint_fields(memory, profile.model)
 fully_async = memory.widget(st.toggle, "Use the fully-async rollout (for long-tail generations)", "fully", False)
 concurrency = None
@@ -118,7 +122,7 @@ if staleness is None or interval is None:
 try:
     request = DraftRequest.from_profile(
         profile, "async", colocate=False, actor_gpus=actor_gpus, model_script=model_script_name,
-        input_key=input_key, staleness=staleness, update_weights_interval=interval, fully_async=fully_async,
+        input_key=input_key, label_key=label_key.strip() or None, staleness=staleness, update_weights_interval=interval, fully_async=fully_async,
         sglang_server_concurrency=concurrency, hf_checkpoint=checkpoints.hf_checkpoint,
         ref_load=checkpoints.ref_load, save_dir=checkpoints.save_dir)
 except ValueError as exc:

@@ -135,15 +135,32 @@ def shown_value(flag: str, value: str | None) -> str:
     return "(known only when the script runs)" if spec is not None else "(no value read)"
 
 
-def open_in_calculator(report: CheckReport | None) -> None:
+def training_gpus(layout: dict, gpus: int | None) -> tuple[int | None, bool]:
+    """The training GPUs to hand to the calculator, and whether they come from the GPU count the check used (the
+    profile's) because the script's own count is known only when it runs (`NUM_GPUS=${NUM_GPUS:-$(nvidia-smi ...)}`):
+    colocated, the actor has them all; disaggregated, what the rollout GPUs leave."""
+    if layout.get("actor_gpus") is not None:
+        return layout["actor_gpus"], False
+    if not gpus:
+        return None, False
+    if layout.get("mode") == "colocated":
+        return gpus, True
+    rollout = layout.get("rollout_gpus")
+    if layout.get("mode") == "disaggregated" and rollout is not None and 0 < rollout < gpus:
+        return gpus - rollout, True
+    return None, False
+
+
+def open_in_calculator(report: CheckReport | None, gpus: int | None) -> None:
     """A button to the batch-size calculator that sets every one of its fields from this script: what the
-    script sets is carried over, what it does not set is cleared there (never kept from an earlier visit)."""
+    script sets is carried over, what it does not set is cleared there (never kept from an earlier visit); the
+    training GPUs the check used when the script's own count is known only at run time."""
     batch = report.summary.get("batch") if report is not None else None
     if not batch:
         st.page_link("pages/batch_calculator.py", label="Open the batch-size calculator", icon=":material/calculate:")
         return
-    layout = report.summary.get("gpu_layout") or {}
-    planned = plan_inputs_from_flags(report.values, training_gpus=layout.get("actor_gpus"))
+    actor, assumed = training_gpus(report.summary.get("gpu_layout") or {}, gpus)
+    planned = plan_inputs_from_flags(report.values, training_gpus=actor)
     handed = {"rbs": planned.rollout_batch_size, "n": planned.n_samples_per_prompt,
               "gbs": planned.global_batch_size, "steps": planned.num_steps_per_rollout,
               "gpus": planned.training_gpus, "tp": planned.tensor_parallel, "pp": planned.pipeline_parallel,
@@ -152,7 +169,9 @@ def open_in_calculator(report: CheckReport | None) -> None:
 
     def hand_over() -> None:
         st.session_state["bc_prefill"] = handed
-        st.session_state["bc_prefill_from"] = "your launch script on the checker"
+        st.session_state["bc_prefill_from"] = "your launch script on the checker" + (
+            f" (Training GPUs: the {actor} GPUs the check used, as the script's own count is known only when it "
+            "runs)" if assumed else "")
 
     if st.button("Open this script's batch sizes in the calculator", icon=":material/calculate:",
                  key="ca_to_calculator", on_click=hand_over):
@@ -250,4 +269,4 @@ memory.progress(summary="no script checked yet" if report is None else "checked"
 if report is None:
     st.info("Paste a launch script or upload one to check it.")
 
-open_in_calculator(report)
+open_in_calculator(report, int(gpus) if gpus else None)

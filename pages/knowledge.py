@@ -9,12 +9,13 @@ from core.knowledge.cards import Card, display_markdown
 from core.knowledge.flags import link_flags
 from core.knowledge.search import get_index
 from core.pins import link_citations, source_url
-from ui.common import ensure_app_frame, plain
+from ui.common import ensure_app_frame, plain, prose
 
 ensure_app_frame()
 
 KINDS = {"card", "section"}
 MAX_HITS = 200
+BEST_FIRST = 5  # a search shows its best few cards; the others on request
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -55,7 +56,15 @@ if query.strip():
 else:
     found, snippets = list(cards), {}
 hits = [c for c in found if set(chosen_tags) <= set(c.tags)]
-st.caption(f"{len(hits)} of {len(cards)} cards")
+weaker = len(hits) - BEST_FIRST if query.strip() else 0
+if weaker > 0:
+    st.caption(f"The {BEST_FIRST} best of the {len(hits)} cards that share words with your search, best first "
+               f"(of {len(cards)} cards in all)")
+    if not st.toggle(f"Show the {weaker} other card{'s' if weaker != 1 else ''}, which match less well",
+                     key="kn_more"):
+        hits = hits[:BEST_FIRST]
+else:
+    st.caption(f"{len(hits)} of {len(cards)} cards" + (", best first" if query.strip() and hits else ""))
 if not hits:
     st.info(f"No card matches {plain(query.strip()) or 'these tags'}. Try a single word such as a flag name.")
 
@@ -66,7 +75,7 @@ for card in hits:
     if not box.open:
         continue
     with box:
-        st.caption(plain(card.summary))
+        st.caption(prose(card.summary))
         if card.id in snippets:
             st.caption("Matched: " + plain(snippets[card.id]))
         st.markdown(card_markdown(card.id, card.body))  # our own files; unsafe_allow_html stays False

@@ -210,7 +210,9 @@ with left:
         accept.render()
     else:
         st.error("Not ready: fix the errors beside it first. Shown for reference only.", icon=":material/error:")
-    st.code(command, language="bash", wrap_lines=True)  # long paths wrap: nothing is cut off in the column
+    # one argument a line with its continuation; not soft-wrapped (a wrapped line reads as a broken command),
+    # a very long path scrolls in its block instead
+    st.code(command, language="bash")
 
 st.markdown("**The matching CKPT\\_ARGS of your launch script**")
 st.code(ckpt_args_example(hf_dir.strip(), save_dir.strip()), language="bash", wrap_lines=True)

@@ -22,7 +22,17 @@ st.title("Profile")
 store = get_store()
 current = require_profile()
 
+CREATED_KEY = "prof_created"  # the profile just created: said once, after the rerun that makes it active
+created = st.session_state.pop(CREATED_KEY, None)
+if created == current.name:
+    st.success(f"Created the profile {plain(created)} from the answers of the one before, and made it active: "
+               "the pages now use it.")
+
 names = store.list_profiles()
+if created == current.name:  # the picker's own state would switch back to the profile before it
+    st.session_state["prof_active"] = created
+elif st.session_state.get("prof_active") not in names:
+    st.session_state.pop("prof_active", None)
 choice = st.selectbox("Active profile", names, index=names.index(current.name), key="prof_active")
 if choice != current.name:
     store.set_active(choice)
@@ -103,6 +113,7 @@ if copy:
         saved = store.create_profile(result.profile.model_copy(
             update={k: getattr(current, k) for k in OWN_VERSIONS}))
         store.set_active(saved.name)
+        st.session_state[CREATED_KEY] = saved.name
         st.rerun()
 
 if len(names) > 1:

@@ -43,7 +43,7 @@ st.caption("A workflow is **done** once you accepted one of its outputs (what co
 
 st.dataframe(
     [{"Workflow": r.workflow.title, "Status": r.status,
-      "Last accepted": when_text(r.accepted[0].accepted_at) if r.accepted else "",
+      "Last done": when_text(r.accepted[0].accepted_at) if r.accepted else "",
       "Accepted outputs": len(r.accepted), "Done when": r.workflow.what_done_means} for r in rows],
     hide_index=True, width="stretch",
 )
@@ -75,10 +75,12 @@ for r in rows:
                     changes = input_changes(a, before)
                     st.caption("Changed since the one before: " + "; ".join(plain(c) for c in changes) if changes
                                else "Same answers as the one before.")
-                c1, c2, c3, c4 = st.columns(4)
-                opened = c1.toggle("Open", key=f"prog_open_{wf.id}_{a.id}")
                 if a.output:
-                    c2.download_button(f"Download {a.output_name or 'output.txt'}", a.output,
+                    st.caption(f"File: {plain(a.output_name or 'output.txt')}")
+                c1, c2, c3, c4 = st.columns([1, 1, 2, 1])
+                opened = c1.toggle("Open", key=f"prog_open_{wf.id}_{a.id}")
+                if a.output:  # the file's name is said above: a long one would be cut on a button
+                    c2.download_button("Download", a.output, icon=":material/download:",
                                        file_name=a.output_name or "output.txt", mime=a.output_mime,
                                        key=f"prog_dl_{wf.id}_{a.id}", on_click="ignore")
                 c3.button("Reopen with its answers", key=f"prog_reopen_{wf.id}_{a.id}", on_click=reopen, args=(a,),

@@ -390,7 +390,7 @@ def test_a_check_updates_its_status_at_once_and_hands_its_numbers_to_the_calcula
         box = page.get_by_role("textbox", name="Launch script or argument list")
         box.fill((ROOT / "tests/fixtures/scripts/good_colocate.sh").read_text())
         box.press("Control+Enter")
-        expect(page.get_by_text("Last accepted", exact=False)).to_be_visible()
+        expect(page.get_by_text("Last checked", exact=False)).to_be_visible()
         assert page.get_by_text("Not done yet", exact=False).count() == 0
         page.get_by_role("button", name="Open this script's batch sizes in the calculator").click()
         expect(page.get_by_text("Every field below is set from your launch script")).to_be_visible()
@@ -455,7 +455,7 @@ def test_the_monitor_status_and_the_history_of_two_drafts_in_the_browser(browser
         page.goto(f"http://127.0.0.1:{port}/monitor")
         expect(page.get_by_text("Not done yet", exact=False)).to_be_visible()
         page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(event_file))
-        expect(page.get_by_text("Last accepted", exact=False)).to_be_visible()
+        expect(page.get_by_text("Last checklist", exact=False)).to_be_visible()
         assert page.get_by_text("Not done yet", exact=False).count() == 0
 
         nav = page.get_by_test_id("stSidebarNav")

@@ -659,7 +659,7 @@ def test_a_row_slice_in_the_path_limits_what_counts(tmp_path):
 # ---------------------------------------------------------------- bad files -------------------------------
 
 def test_missing_directory_and_device_paths_raise_clear_errors(tmp_path):
-    with pytest.raises(CheckError, match="Nothing exists"):
+    with pytest.raises(CheckError, match="no such file or folder"):
         check_path(tmp_path / "nope.jsonl")
     with pytest.raises(CheckError, match="is a directory"):
         check_path(tmp_path)

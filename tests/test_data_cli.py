@@ -69,7 +69,7 @@ def test_max_listed_caps_findings_and_counts_the_rest(capsys, tmp_path):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["/no/such/file.jsonl"], "Nothing exists"),
+    (["/no/such/file.jsonl"], "no such file or folder"),
     (["{tmp}"], "is a directory"),
     (["{tmp}/x.jsonl", "--multimodal-keys", "{not json"], "--multimodal-keys must be a JSON object"),
     (["{tmp}/x.jsonl", "--max-line-mb", "0"], "--max-line-mb"),

@@ -108,7 +108,7 @@ def test_the_status_line_says_done_in_the_run_that_checked(app_env, make_app):
     assert "Not done yet" in _status(at)
     at.text_area(key="ca_text").input((ROOT / "tests/fixtures/scripts/good_colocate.sh").read_text()).run()
     [checked] = Store(app_env).accepted("default", "check_args")
-    assert "Not done yet" not in _status(at) and f"Last accepted {_when(checked.accepted_at)}" in _status(at)
+    assert "Not done yet" not in _status(at) and f"Last checked {_when(checked.accepted_at)}" in _status(at)
 
 
 def _when(timestamp: float) -> str:
@@ -131,7 +131,7 @@ def test_the_monitor_status_follows_each_new_load_in_the_same_run(app_env, make_
         at.button(key="mon_dir_add").click().run()
         assert not at.exception
         latest = Store(app_env).accepted("default", "monitor")[0]
-        assert f"Last accepted {_when(latest.accepted_at)}: {latest.summary}" in _status(at)
+        assert f"Last checklist {_when(latest.accepted_at)}: {latest.summary}" in _status(at)
     assert len(Store(app_env).accepted("default", "monitor")) == 2
 
 

@@ -89,7 +89,8 @@ def test_rows_carry_owner_type_default_help_group_source_and_usage():
     rows = {r.flag: r for r in flag_rows(load_catalog())}
     assert len(rows) == len(load_catalog().flags)
     rbs = rows["--rollout-batch-size"]
-    assert (rbs.owner, rbs.type, rbs.default, rbs.group) == ("slime", "int", "unset", "data")
+    assert (rbs.owner, rbs.type, rbs.group) == ("slime", "int", "data")
+    assert rbs.default == "required (no default: the run does not start without it)"  # issue 28: not "unset"
     assert rbs.help and "prompts" in rbs.help and rbs.source == "slime/utils/arguments.py:690@624b824a"
     assert rbs.usage.scripts >= 40 and "32" in rbs.usage.values
     assert any(r.deprecated for r in rows.values())
@@ -118,6 +119,7 @@ def test_default_text_is_the_source_s():
     assert default_text(SimpleNamespace(default_repr="'{}'", default={})) == "'{}'"
     assert default_text(SimpleNamespace(default_repr=None, default="abc")) == "'abc'"
     assert default_text(SimpleNamespace(default_repr=None, default=False)) == "False"
+    assert default_text(SimpleNamespace(default_repr=None, default=None, required=True)).startswith("required")
 
 
 def test_three_spellings_and_filters():

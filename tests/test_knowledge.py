@@ -163,6 +163,8 @@ def test_knowledge_search_is_asks_index_and_renders_only_open_cards(app_env, mak
     expected = list(dict.fromkeys(r.id.split("#")[0] for r in get_index().search("kl loss", limit=200,
                                                                                    kinds={"card", "section"})))
     titles = {c.id: c.title for c in load_cards()}
+    assert [e.label for e in at.expander] == [titles[i] for i in expected][:5]  # the best five first (issue 28)
+    at.toggle(key="kn_more").set_value(True).run()
     assert [e.label for e in at.expander] == [titles[i] for i in expected]
     at = make_app("pages/knowledge.py")
     at.query_params["card"] = "delta-weight-sync"

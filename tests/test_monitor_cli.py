@@ -58,7 +58,7 @@ def test_missing_path_and_empty_dir(tmp_path, capsys):
     rc = main(["logs", str(tmp_path / "nope"), str(tmp_path / "empty")])
     err = capsys.readouterr().err
     assert rc == 2
-    assert "no such file or directory" in err and "no event files" in err
+    assert "no such file or folder" in err and "no event files" in err
 
 
 def test_json_has_no_nan(tmp_path, capsys):

@@ -101,7 +101,7 @@ def test_follow_with_nothing_to_read_stops_at_once(tmp_path, monkeypatch, capsys
     monkeypatch.setenv("SLIME_ASSISTANT_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(logs_follow, "_sleep", lambda s: (_ for _ in ()).throw(AssertionError("waited")))
     assert main(["logs", str(tmp_path / "missing"), "--follow"]) == 2
-    assert "no such file or directory" in capsys.readouterr().err
+    assert "no such file or folder" in capsys.readouterr().err
 
 
 def test_damage_kept_per_file_is_bounded(tmp_path):

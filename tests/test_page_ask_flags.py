@@ -36,7 +36,7 @@ def test_ask_page_finds_a_pasted_traceback_and_explains_it_inert(app_env, make_a
     text = flat(at)
     assert ("The message of your final exception has every fixed word of this one, in order; your traceback also "
             "points at this line (/root/slime/slime/utils/arguments.py, line 1846).") in text
-    assert "Read from your paste: AssertionError: Only one of kl_coef" in text and "(raised in slime)" in text
+    assert "Read from your paste: AssertionError: Only one of kl_coef" in text and "(raised in slime, at /root/slime/slime/utils/arguments.py, line 1846" in text
     assert "passes through slime at" in text and "slime/utils/arguments.py:1846@624b824a" in text
     assert "slime_validate_args" in text and "SLIME003" in text and "slime/utils/arguments.py:1846@624b824a" in text
     assert not any(ACTIVE.search(t) for t in rendered(at))
@@ -92,7 +92,8 @@ def test_flag_reference_opens_a_linked_flag_with_everything_the_source_says(app_
     assert at.text_input(key="fl_query").value == "--rollout-batch-size"
     assert at.subheader[0].value == "--rollout-batch-size"
     text = flat(at)
-    assert "unset" in text and "slime/utils/arguments.py:690@624b824a" in text and "The number of prompts" in text
+    assert "required (no default" in text and "unset" not in text  # issue 28: a required flag has no default
+    assert "slime/utils/arguments.py:690@624b824a" in text and "The number of prompts" in text
     assert re.search(r"Set by \d+ of \d+ launch scripts", text)
     values = at.dataframe[1].value
     assert 32 in list(values["value"]) and values["value"].dtype.kind == "i"  # numbers sort as numbers

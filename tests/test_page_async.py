@@ -100,3 +100,28 @@ def test_async_page_answers_are_kept(app_env, make_app):
     again = make_app(PAGE).run()
     assert not again.exception and scripts_of(again) == [script]
     assert again.text_input(key="async_staleness").value == "4" and again.toggle(key="async_fully").value
+
+
+def test_the_label_key_the_draft_writes_has_its_own_field_and_the_memory_advice_fits_async(app_env, make_app):
+    """Issue 28, first hour item 9: the draft wrote --label-key with no field to change it, and told an async
+    (never colocated) run to lower SGLang's share "if colocated runs out of memory"."""
+    at = open_page(app_env, make_app)
+    field = at.text_input(key="async_label_key")
+    assert field.value == "label"
+    [script] = scripts_of(at)
+    assert "--label-key label" in script
+    assert "if colocated runs out of memory" not in script and "the rollout GPUs are SGLang's alone" in script
+    field.input("answer").run()
+    [script] = scripts_of(at)
+    assert "--label-key answer" in script
+    at.text_input(key="async_label_key").input("").run()
+    [script] = scripts_of(at)
+    assert "--label-key" not in script
+
+
+def test_a_colocated_grpo_draft_keeps_the_colocated_advice(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    at = make_app("pages/grpo.py").run()
+    assert not at.exception
+    [script] = [c.value for c in at.code if c.value.startswith("#!/bin/bash")]
+    assert "colocated, the training actor needs the rest" in script

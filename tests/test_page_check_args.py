@@ -202,3 +202,19 @@ def test_the_profiles_gpus_per_node_checks_num_gpus_per_node(app_env, make_app):
     assert "GPU004" in errors and "Your nodes have 4 GPUs each (your profile)" in errors
     at.number_input(key="ca_gpus_per_node").set_value(0).run()  # not said: a one-node actor is not judged
     assert "GPU004" not in texts(at.error)
+
+
+def test_the_calculator_gets_the_gpus_the_check_used_when_the_script_counts_them_at_run_time(app_env, make_app):
+    """Issue 28, first hour item 6: slime's scripts set NUM_GPUS=${NUM_GPUS:-$(nvidia-smi ...)}; the check used
+    the profile's 8, and the calculator's Training GPUs get them too (so Megatron's start-up checks run)."""
+    saved(app_env)
+    script = (FIXTURES / "good_colocate.sh").read_text().replace("--actor-num-gpus-per-node ${GPUS}",
+                                                                 "--actor-num-gpus-per-node ${NUM_GPUS}")
+    script = script.replace("#!/bin/bash\n", "#!/bin/bash\nNUM_GPUS=${NUM_GPUS:-$(nvidia-smi -L | wc -l)}\n", 1)
+    assert "${NUM_GPUS}" in script
+    at = make_app(PAGE).run()
+    at.text_area(key="ca_text").input(script).run()
+    at.button(key="ca_to_calculator").click().run()
+    assert not at.exception
+    assert at.number_input(key="bc_gpus").value == 8
+    assert any("the 8 GPUs the check used" in i.value for i in at.info)

@@ -64,7 +64,7 @@ def test_a_good_upload_is_done_and_recorded(app_env, make_app):
     st.cache_resource.clear()
     again = make_app(PAGE).run()
     assert again.text_input(key="cd_input_key").value == "prompt"
-    assert any("Last accepted" in c.value and "sample.jsonl" in unescaped(c.value) for c in again.caption)
+    assert any("Last checked" in c.value and "sample.jsonl" in unescaped(c.value) for c in again.caption)
 
 
 def test_a_bad_upload_lists_findings_and_the_flags_to_add(app_env, make_app):

@@ -132,3 +132,17 @@ def test_too_many_conversion_processes_is_an_error(app_env, make_app):
     at.number_input(key="mc_nproc").set_value(64).run()
     assert not at.exception
     assert any("Not ready" in e.value for e in at.error)
+
+
+def test_the_conversion_command_is_shown_one_argument_a_line_not_soft_wrapped(app_env, make_app):
+    """Issue 28, first hour item 9: a soft-wrapped command looked broken; each argument now has its own line
+    with a continuation, in a code block that does not wrap."""
+    saved(app_env)
+    at = make_app(PAGE).run()
+    assert not at.exception
+    code = conversion_code(at)
+    block = next(c for c in at.code if c.value == code)
+    assert not block.proto.wrap_lines
+    command = code[code.index("PYTHONPATH="):].rstrip().splitlines()
+    assert all(line.endswith(" \\") for line in command[:-1]) and not command[-1].endswith("\\")
+    assert command[1].lstrip().startswith(("python ", "torchrun ")) and all(len(line) < 100 for line in command)

@@ -24,6 +24,44 @@ _SOURCES_SEEDED = "_own_versions_seeded"
 ASK_PAGE = "pages/ask.py"
 
 
+# What the workflow pages import and load on their first visit in a server process (pandas for their tables,
+# the launch checker their drafts go through, the argument catalog, the drafting and agent-check code): read
+# once, in the background, after the first page the server shows, so that the next first visit finds it ready.
+WARM_MODULES = ("pandas", "core.launch.check", "core.drafts.launch", "core.drafts.agent_check",
+                "core.drafts.model_config", "core.knowledge.flags", "core.knowledge.search", "core.model_scripts")
+_WARMING: list[object] = []
+
+
+def warm_up_in_background() -> None:
+    """Start, once per process, a daemon thread that imports WARM_MODULES and loads the argument catalog, the
+    flag reference and the model scripts (module imports and cached reads only: nothing is written, nothing
+    recorded). A failure there only leaves the work to the page that needs it."""
+    import threading
+
+    if _WARMING:
+        return
+
+    def warm() -> None:
+        import importlib
+
+        try:
+            for name in WARM_MODULES:
+                importlib.import_module(name)
+            from core.knowledge.flags import load_flag_reference
+            from core.launch import load_catalog
+            from core.model_scripts import load_model_scripts
+
+            load_catalog()
+            load_flag_reference()
+            load_model_scripts()
+        except Exception:  # noqa: BLE001 - the page that needs it reports the problem itself
+            return
+
+    thread = threading.Thread(target=warm, name="slime-assistant-warm-up", daemon=True)
+    _WARMING.append(thread)
+    thread.start()
+
+
 def mark_app_frame() -> None:
     """Called by streamlit_app.py before it runs the chosen page."""
     st.session_state[FRAME_KEY] = True
@@ -260,6 +298,22 @@ def plain(text: str) -> str:
             out.append("\\" + ch)
         else:
             out.append(ch)
+    return "".join(out)
+
+
+def prose(text: str) -> str:
+    """Our own short text (a card's summary) as markdown: its code spans shown as code, bare citations and
+    `__init__.py`-like file names made code too, everything else escaped so it shows literally."""
+    import re
+
+    from core.knowledge.cards import mark_code
+
+    out, pos = [], 0
+    marked = mark_code(str(text))
+    for m in re.finditer(r"(`+)(.+?)\1", marked):
+        out += [plain(marked[pos:m.start()]), f"`{m.group(2)}`" if "`" not in m.group(2) else plain(m.group(2))]
+        pos = m.end()
+    out.append(plain(marked[pos:]))
     return "".join(out)
 
 

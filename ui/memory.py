@@ -161,7 +161,7 @@ class PageMemory(InputMemory):
         self._draw_done_caption(self._status_slot, self.latest_accepted())
 
     def _draw_done_caption(self, slot: Any, last: AcceptedOutput | None) -> None:
-        when = (f" Last accepted {when_text(last.accepted_at)}: {plain(last.summary)}." if last else
+        when = (f" {self.workflow.last_done} {when_text(last.accepted_at)}: {plain(last.summary)}." if last else
                 " Not done yet.")
         slot.caption(f"Your answers on this page are kept for profile {plain(self.profile.name)}. "
                      f"{self.workflow.title} counts as done in What's done when {self.workflow.what_done_means}; "

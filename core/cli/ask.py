@@ -108,6 +108,10 @@ def run_ask(args: argparse.Namespace) -> int:
 
 def _checkout(given: str | None) -> tuple[Path | None, str | None]:
     """The slime checkout to match errors against: the option, else $SLIME_ASSISTANT_SLIME_CHECKOUT."""
+    import os
+
+    if not given and not os.environ.get("SLIME_ASSISTANT_SLIME_CHECKOUT"):  # none: the checkout reader not loaded
+        return None, None
     from core.launch.versions import slime_problem, sources_from_env
 
     sources = sources_from_env(slime=given)
@@ -196,7 +200,7 @@ def render_text(index, answer, query: str = "", checkout: Path | None = None) ->
     result), each with how sure it is; errors with how they matched the pasted text and what catches them;
     runtime messages with their causes, known bugs with their fix and, given a checkout, whether it has it."""
     from core.knowledge.errors import match_error
-    from core.knowledge.search import KIND_TITLES, MATCH_TITLES, explain, grouped
+    from core.knowledge.search import KIND_TITLES, MATCH_TITLES, distinct, explain, grouped
 
     if isinstance(answer, list):  # a plain list of results (no paste read)
         from core.knowledge.search import Answer
@@ -206,19 +210,22 @@ def render_text(index, answer, query: str = "", checkout: Path | None = None) ->
     fixes = bug_fix_status(answer.results, checkout) if checkout is not None else {}
     lines: list[str] = []
     if answer.pasted_error and answer.error_message is not None:
-        lines.append(f"Read from your paste: {answer.read_as}" + (f"  (raised in {answer.layer})" if answer.layer
-                                                                     else ""))
+        lines.append(f"Read from your paste: {answer.read_as}")
+        if answer.where_raised:
+            lines.append(f"  {answer.where_raised[0].upper()}{answer.where_raised[1:]}.")
     if answer.notice:
         lines.append(answer.notice)
     if lines:
         lines.append("")
-    for kind, items in grouped(answer.results).items():
+    for kind, items in grouped(distinct(answer.results)).items():
         lines.append(f"{KIND_TITLES[kind]}:")
         for r in items:
             lines.append(f"  [{MATCH_TITLES[r.match]}] {r.title}" + (f"  [{r.id}]" if r.id not in r.title else ""))
             if r.snippet:
                 lines.append(f"      {r.snippet}")
             lines.append(f"      source: {r.source}")
+            if r.also:
+                lines.append(f"      the same text also at: {', '.join(r.also)}")
             if kind in ("runtime", "term", "bug"):
                 lines += _table_lines(kind, r.id, checkout, fixes)
             entry = index.error(r.id) if kind in ("error", "log") else None

@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 
 from core.cli.output import say, write_json, write_text
-from core.findings import findings_json, render_text
+from core.findings import Severity, count_by_severity, findings_json, render_text
 from core.launch.check import CheckOptions, CheckReport, check_script_bytes, list_rules
 from core.launch.script import MAX_SCRIPT_CHARS
 from core.memory.profile import MAX_GPUS
-from core.paths import NotRegularFile, read_regular
+from core.paths import NotRegularFile, no_such_file, read_regular
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 JSON_FIELDS = ("code", "severity", "message", "line", "flag", "fix", "source")
@@ -150,8 +150,10 @@ def _checked(args: argparse.Namespace, path: str, checkout: Path | None) -> Chec
     options = CheckOptions(entry=args.entry, gpus=args.gpus, gpus_per_node=getattr(args, "gpus_per_node", None),
                            catalog_path=checkout, script_path=script_path,
                            sglang_source=getattr(args, "sglang_source", None),
-                           megatron_source=getattr(args, "megatron_source", None))
-    report = check_script_bytes(data, options)
+                           megatron_source=getattr(args, "megatron_source", None),
+                           gpus_from=f"--gpus {args.gpus}",
+                           gpus_per_node_from=f"--gpus-per-node {getattr(args, 'gpus_per_node', None)}")
+    report = not_a_launch_script_is_an_error(check_script_bytes(data, options), path, data)
     return _with_plan(report, args) if getattr(args, "gpu", None) else report
 
 
@@ -171,6 +173,22 @@ def _with_plan(report: CheckReport, args: argparse.Namespace) -> CheckReport:
     return report.model_copy(update={"findings": findings, "summary": {**report.summary, **count_by_severity(findings)}})
 
 
+def not_a_launch_script_is_an_error(report: CheckReport, path: str, data: bytes) -> CheckReport:
+    """A file with no train command and no flag at all (a JSONL data file, a README) is not a launch script: on
+    the command line that is an error (exit 1), so a pre-commit hook given the wrong file does not pass it."""
+    if report.summary.get("flags") or not any(f.code == "SCRIPT005" for f in report.findings):
+        return report
+    head = data.lstrip()[:1]
+    what = "it looks like JSON data (for a data file, run check-data)" if head in (b"{", b"[") else \
+        "give the launch script that runs train.py or train_async.py, or its arguments"
+    name = "the input" if path == "-" else path
+    findings = [f.model_copy(update={"severity": Severity.ERROR, "message": f"{name} is not a launch script: no "
+                                     f"`python ... train.py` or `train_async.py` command and no flags in it; {what}."})
+                if f.code == "SCRIPT005" else f for f in report.findings]
+    summary = {**report.summary, **count_by_severity(findings)}
+    return report.model_copy(update={"findings": findings, "summary": summary})
+
+
 def _read_input(path: str) -> bytes | None:
     """The input's bytes, reading one byte past the limit so that oversize input is reported, not truncated.
 
@@ -188,7 +206,7 @@ def _read_input(path: str) -> bytes | None:
             return None
         return read_regular(path, limit)  # the one rule: regular files only, opened without blocking
     except FileNotFoundError:
-        say(f"check-args: no such file: {path}")
+        say(f"check-args: {no_such_file(path)}")
     except NotRegularFile as exc:
         say(f"check-args: {path} is {exc.strerror}; give a script file, or pipe the text in with -")
     except OSError as exc:

@@ -9,7 +9,7 @@ import os
 import stat
 from typing import TYPE_CHECKING
 
-from core.paths import expand_user, file_kind
+from core.paths import expand_user, file_kind, no_such_file
 
 if TYPE_CHECKING:  # the monitor (numpy) is imported when GPU data is read, not for --help
     from core.monitor.gpu import RunGpus
@@ -33,7 +33,7 @@ def named_gpu_logs(paths: list[str], problems: list[str]) -> list[str]:
             p = expand_user(raw)
             mode = os.stat(p).st_mode
         except FileNotFoundError:
-            problems.append(f"--gpu-log {raw}: no such file")
+            problems.append(f"--gpu-log {no_such_file(raw)}")
             continue
         except (OSError, ValueError) as exc:
             problems.append(f"--gpu-log {raw}: cannot be read ({getattr(exc, 'strerror', None) or exc})")

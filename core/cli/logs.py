@@ -17,7 +17,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from core.cli.output import say, write_json, write_text
-from core.paths import PathRefused, expand_user, file_kind
+from core.paths import PathRefused, expand_user, file_kind, no_such_file
 
 if TYPE_CHECKING:  # the monitor (numpy, pandas) is imported when a run is read, not for --help or a bad path
     from core.monitor.runs import RunData
@@ -98,8 +98,7 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
             continue
         except FileNotFoundError:
             dangling = os.path.islink(raw)
-            problems.append(f"{raw}: " + ("a symbolic link whose target does not exist" if dangling
-                                          else "no such file or directory"))
+            problems.append(f"{raw}: a symbolic link whose target does not exist" if dangling else no_such_file(raw))
             continue
         except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
             reason = getattr(exc, "strerror", None) or str(exc)
@@ -301,7 +300,7 @@ def _report(args: argparse.Namespace, results: list[tuple[RunData, list[Verdict]
                               default=_json_default))
     else:
         for problem in problems:
-            say(f"error: {problem}")
+            say(f"logs: {problem}")
         for note in notes:
             say(f"note: {note}")
         if results:

@@ -143,7 +143,8 @@ def render_report_text(report: DataReport) -> str:
                  if s.rows_unchecked else "")
               + (f", {s.rows_outside_slice} outside the row slice" if s.rows_outside_slice else "")
               + (f", drop {s.dropped_for_length} for length" if s.dropped_for_length else ""))
-    lines = [f"{s.name}: {s.file_format}, {s.lines} line(s), {s.rows} row(s)"]
+    # the same count the Check my data page shows as "Rows that read fine" (a line slime skips is no row)
+    lines = [f"{s.name}: {s.file_format}, {s.lines} line(s); {s.rows_used} row(s) read fine"]
     if s.stops_at_start:
         lines.append(f"  {startup_headline(s)}")
         if s.rows:

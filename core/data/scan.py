@@ -49,7 +49,7 @@ from core.data.rules import (
     strip_row_slice,
 )
 from core.data.tokens import LengthSettings, LoadedTokenizer, TokenCounter
-from core.paths import NotRegularFile, open_regular
+from core.paths import NotRegularFile, no_such_file, open_regular
 
 __all__ = ["MAX_LINE_BYTES", "MAX_LISTED_PER_CODE", "CheckError", "DataReport", "DataSummary", "PromptLengths",
            "check_bytes", "check_path", "check_stream", "render_report_text", "startup_headline"]
@@ -530,7 +530,7 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
     try:
         info = target.stat()
     except FileNotFoundError:
-        raise CheckError(f"Nothing exists at {real}.") from None
+        raise CheckError(no_such_file(real) + ".") from None
     except OSError as exc:
         raise CheckError(f"{real} cannot be read: {exc.strerror or exc}.") from None
     except ValueError:

@@ -568,12 +568,15 @@ def draft_conversion_command(req: ConversionRequest) -> str:
         words = []
         for flag, value in req.overrides.items():
             words.append(f"--{flag}" if value is None else f"--{flag} {q(value)}")
-        lines.append(f"MODEL_ARGS+=({' '.join(words)})  # makes MODEL_ARGS match this checkpoint's config.json")
+        short = f"MODEL_ARGS+=({' '.join(words)})"
+        lines += [f"{short}  # makes MODEL_ARGS match this checkpoint's config.json"] if len(short) <= 72 else [
+            "# makes MODEL_ARGS match this checkpoint's config.json", "MODEL_ARGS+=(", *(f"   {w}" for w in words), ")"]
     launcher = "python" if req.nproc_per_node == 1 else f"torchrun --nproc-per-node {req.nproc_per_node}"
     if req.nproc_per_node > 1:
         lines.append(f"# {req.nproc_per_node} processes: the tool picks a pipeline-parallel size by itself.")
     lines += [
-        f"PYTHONPATH={q(req.megatron_path)} {launcher} tools/convert_hf_to_torch_dist.py \\",
+        f"PYTHONPATH={q(req.megatron_path)} \\",  # one argument a line: shown whole, never soft-wrapped
+        f"   {launcher} tools/convert_hf_to_torch_dist.py \\",
         '   "${MODEL_ARGS[@]}" \\',
         f"   --hf-checkpoint {q(req.hf_checkpoint)} \\",
         f"   --save {q(req.save_dir)}",

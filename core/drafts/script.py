@@ -176,7 +176,10 @@ def build_groups(request: DraftRequest, layout: GpuLayout, batch: BatchPlan,
 
     sglang: list[ArgLine | str] = [
         ArgLine(flag="--rollout-num-gpus-per-engine", value=str(layout.rollout_gpus_per_engine)),
-        f"memory share SGLang may take ({slime_source(src, 119)}); lower it if colocated runs out of memory",
+        f"memory share SGLang may take ({slime_source(src, 119)}); " + (
+            "colocated, the training actor needs the rest: lower it if training runs out of memory"
+            if layout.mode == "colocated" else "the rollout GPUs are SGLang's alone: a larger share holds more KV "
+            "cache, lower it only if SGLang itself runs out of memory (CUDA-graph capture, very long prompts)"),
         ArgLine(flag="--sglang-mem-fraction-static", value=_fmt_float(request.sglang_mem_fraction_static)),
     ]
     if request.fully_async:

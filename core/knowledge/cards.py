@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
+from core.knowledge.table_file import safe_yaml
 from core.resources import knowledge_path
 
 KNOWLEDGE_DIR = knowledge_path()
@@ -41,28 +42,13 @@ class CardError(ValueError):
     pass
 
 
-# libyaml's safe loader when PyYAML was built with it (ten times faster: `ask` builds its index from every
-# card), else PyYAML's own; both read only plain data.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _safe_yaml(text: str) -> object:
-    """Plain data from YAML text, read by the safe loader above (it never builds Python objects); the same
-    steps as PyYAML's own load function, with the safe loader fixed here rather than passed in."""
-    loader = _SAFE_LOADER(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
-
 def parse_card(card_id: str, text: str) -> Card:
     """Split front matter from body and validate both."""
     m = _FRONT.match(text.replace("\r\n", "\n"))
     if not m:
         raise CardError(f"{card_id}: no YAML front matter between '---' lines")
     try:
-        meta = _safe_yaml(m.group(1)) or {}
+        meta = safe_yaml(m.group(1)) or {}
     except yaml.YAMLError as exc:
         raise CardError(f"{card_id}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
@@ -115,17 +101,38 @@ def short_heading(heading: str) -> tuple[str, str | None]:
     return cited.group("title").rstrip(" ,;:"), cited.group("source").strip()
 
 
+# Written bare in a card's prose, markdown would read part of these as emphasis (`rm_hub/__init__.py` shows a bold
+# "init"): a citation (`path:line@pin`), a file path, or a file name with double underscores (`__init__.py`).
+_BARE_CODE = re.compile(r"(?<![\w`/.\-])(?:(?:[\w.\-]+/)+[\w.\-]+\.\w+|[\w\-]*__\w+__\.\w+)(?::\d+(?:-\d+)?)?"
+                        r"(?:@[A-Za-z0-9_.\-]*[A-Za-z0-9])?(?![\w`/])")
+_CODE_SPAN = re.compile(r"(`+).+?\1")
+
+
+def mark_code(text: str) -> str:
+    """Markdown with the citations, paths and `__init__.py`-like file names written bare outside code spans put in code
+    spans, so they show as written (and a citation gets its link from `link_citations`)."""
+    out, pos = [], 0
+    for m in _CODE_SPAN.finditer(text):
+        out += [_BARE_CODE.sub(lambda c: f"`{c.group(0)}`", text[pos:m.start()]), m.group(0)]
+        pos = m.end()
+    out.append(_BARE_CODE.sub(lambda c: f"`{c.group(0)}`", text[pos:]))
+    return "".join(out)
+
+
 def display_markdown(body: str) -> str:
     """A card's body as shown inside its card: section headings a step below the page's own (## becomes ####)
-    and short, a source given in a heading's parentheses moved into a "Source:" line under it."""
+    and short, a source given in a heading's parentheses moved into a "Source:" line under it, bare citations
+    and paths as code (`mark_code`)."""
     out: list[str] = []
     fenced = False
     for line in body.splitlines():
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
+            out.append(line)
+            continue
         m = None if fenced else _HEADING.match(line)
         if m is None:
-            out.append(line)
+            out.append(line if fenced else mark_code(line))
             continue
         level = min(len(m.group(1)) + 2, 6)
         title, source = short_heading(m.group(2))

@@ -366,15 +366,19 @@ def _words(text: str) -> frozenset[str]:
 class _Prepared:
     """An index made ready for matching: templates' fixed pieces, their distinctive words, entries by file."""
 
-    def __init__(self, index: ErrorIndex) -> None:
+    def __init__(self, index: ErrorIndex, parts: list[EntryParts] | None = None) -> None:
+        """`parts`: what `entry_parts` computed for the same entries (a saved search index keeps them), so
+        that a process starts matching without computing them again."""
         self.index = index
-        self.templates = [(e, e.id, p) for e in index.entries if (p := _template_pieces(e.template)) is not None]
+        parts = parts if parts is not None and len(parts) == len(index.entries) else entry_parts(index)
+        self.templates = [(e, e.id, part[0]) for e, part in zip(index.entries, parts, strict=True)
+                          if part[0] is not None]
         # A prefilter: each template under its longest whole word (one the message must hold as a token of its
         # own); templates with no such word are always tried.
         self.by_key_word: dict[str, list[tuple[ErrorEntry, str, tuple[str, ...]]]] = {}
         self.unkeyed: list[tuple[ErrorEntry, str, tuple[str, ...]]] = []
-        for item in self.templates:
-            word = _key_word(item[2])
+        key_words = [part[1] for part in parts if part[0] is not None]
+        for item, word in zip(self.templates, key_words, strict=True):
             (self.by_key_word.setdefault(word, []) if word else self.unkeyed).append(item)
         self.by_path: dict[str, list[ErrorEntry]] = {}
         self.by_id: dict[str, ErrorEntry] = {}
@@ -382,14 +386,14 @@ class _Prepared:
         self.by_name: dict[str, list[str]] = {}  # a file's base name -> the index paths with it
         self.words: dict[str, frozenset[str]] = {}
         self.by_word: dict[str, list[ErrorEntry]] = {}
-        for e in index.entries:
+        for e, part in zip(index.entries, parts, strict=True):
             if e.path not in self.by_path:
                 self.by_name.setdefault(e.path.rsplit("/", 1)[-1], []).append(e.path)
             self.by_path.setdefault(e.path, []).append(e)
             self.by_id.setdefault(e.id, e)
             if e.kind == "assert" and e.condition:
                 self.by_test.setdefault((e.path, e.condition), []).append(e)
-            words = _words(e.fixed_words)
+            words = part[2]
             if len(words) >= FUZZY_MIN_WORDS:
                 self.words[e.id] = words
                 for w in words:
@@ -418,17 +422,36 @@ class _Prepared:
         return best
 
 
+# Per entry: its template's fixed pieces (None: too little fixed to match), the pieces' key word, and the
+# distinctive words of its fixed text.
+EntryParts = tuple[tuple[str, ...] | None, str | None, frozenset[str]]
+
+
+def entry_parts(index: ErrorIndex) -> list[EntryParts]:
+    """What matching computes from each entry before the first match (the costly part of preparing)."""
+    out: list[EntryParts] = []
+    for e in index.entries:
+        pieces = _template_pieces(e.template)
+        out.append((pieces, _key_word(pieces) if pieces is not None else None, _words(e.fixed_words)))
+    return out
+
+
 _PREPARED: dict[int, _Prepared] = {}
 
 
-def _prepared(index: ErrorIndex) -> _Prepared:
+def _prepared(index: ErrorIndex, parts: list[EntryParts] | None = None) -> _Prepared:
     """Kept per index object (the index itself is kept alive with it)."""
     cached = _PREPARED.get(id(index))
     if cached is None or cached.index is not index:
         if len(_PREPARED) > 4:
             _PREPARED.clear()
-        cached = _PREPARED[id(index)] = _Prepared(index)
+        cached = _PREPARED[id(index)] = _Prepared(index, parts)
     return cached
+
+
+def prepare_matching(index: ErrorIndex, parts: list[EntryParts] | None = None) -> None:
+    """Make the index ready for `match_error` now, from `entry_parts` saved earlier when given."""
+    _prepared(index, parts)
 
 
 def _type_agrees(entry: ErrorEntry, raised: RaisedError) -> bool:

@@ -376,8 +376,14 @@ def merged_usage(options: list[str], usage: dict[str, FlagUsage]) -> FlagUsage:
 # --------------------------------------------------------------------------------------------------
 # What the page shows
 # --------------------------------------------------------------------------------------------------
+REQUIRED_TEXT = "required (no default: the run does not start without it)"
+
+
 def default_text(spec: Any) -> str:
-    """The default as the source gives it: the source text when it is not a literal, 'unset' for None."""
+    """The default as the source gives it: the source text when it is not a literal, 'unset' for None;
+    'required' for a flag the parser requires (it has no default: the run does not start without it)."""
+    if getattr(spec, "required", False):
+        return REQUIRED_TEXT
     if spec.default_repr:
         return spec.default_repr
     if spec.default is None:

@@ -2,7 +2,9 @@
 error messages and model scripts.
 
 Ranking is SQLite FTS5's BM25 (FTS5 ships with Python's sqlite3) over an in-memory index, built on first
-use and rebuilt when a card or data file changes. Before BM25, three exact lookups go first: a flag named
+use and rebuilt when a card or data file changes. The built index is saved as an image (a SQLite database in
+the app's cache folder, named by a hash of the knowledge files and of the code the documents come from), and
+the next process reads it back instead of building again: the start-up of `ask` is mostly that read. Before BM25, three exact lookups go first: a flag named
 whole in any spelling (`--rollout-batch-size`, `rollout_batch_size`, `rollout batch size`), a rule code,
 and, for a pasted error or traceback, the assert/raise in slime it comes from. A flag name with a typo
 gets the closest flags. The query is data: it is turned into quoted FTS terms, never into SQL or markup.
@@ -15,25 +17,29 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
+from core.knowledge import index_image
 from core.knowledge.cards import CARDS_DIR, Card, parse_card, short_heading
 from core.knowledge.errors import (
     ErrorEntry,
     ErrorIndex,
     ErrorMatch,
+    entry_parts,
     links_for,
     match_error,
+    prepare_matching,
 )
-from core.knowledge.flags import REFERENCE_PATH, flag_rows, load_flag_reference, normalise_flag
-from core.knowledge.layers import LAYER_PATHS, LAYER_TITLES, layer_of, load_all_messages, log_verdict
-from core.knowledge.snippets import answer_sentence
+from core.knowledge.flags import REQUIRED_TEXT, flag_rows, load_flag_reference, normalise_flag
+from core.knowledge.layers import LAYER_TITLES, layer_of, load_all_messages, log_verdict
+from core.knowledge.snippets import answer_sentence, plain_units
 from core.knowledge.symptoms import symptom_cards
-from core.knowledge.tables import TABLE_PATHS, match_tables, table_docs
+from core.knowledge.tables import match_tables, table_docs
 from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
 from core.knowledge.zh import english_words
 from core.pins import SLIME_SHORT
@@ -48,6 +54,7 @@ MATCH_TITLES = {"exact": "matches", "likely": "probably", "related": "related", 
 MAX_QUERY_CHARS = 20_000  # of a question (a paste is read up to MAX_PASTE_CHARS, from its end)
 MAX_TERMS = 40
 SNIPPET_CHARS = 220
+READ_AS_CHARS = 300
 _CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + SLIME_SHORT)
 PROSE_KINDS = frozenset({"card", "section"})
 # Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
@@ -128,9 +135,29 @@ class Result(BaseModel):
     snippet: str
     source: str
     match: str = Field(default="related", description="exact | likely | related | closest (see MATCH_TITLES)")
+    also: list[str] = Field(default_factory=list, description="the sources of results that read the same, "
+                            "folded into this one (`distinct`)")
 
-    def public(self) -> dict[str, str]:
-        return self.model_dump()
+    def public(self) -> dict[str, Any]:
+        out = self.model_dump()
+        if not self.also:
+            del out["also"]
+        return out
+
+
+def distinct(results: list[Result]) -> list[Result]:
+    """The results with those that read the same as an earlier one (the same kind and title: one message
+    written in two files, say) folded into it, their sources kept in `also`; order kept."""
+    out: list[Result] = []
+    first: dict[tuple[str, str], Result] = {}
+    for r in results:
+        seen = first.get((r.kind, r.title))
+        if seen is None:
+            first[(r.kind, r.title)] = copy = r.model_copy(update={"also": list(r.also)})
+            out.append(copy)
+        elif r.source != seen.source and r.source not in seen.also:
+            seen.also.append(r.source)
+    return out
 
 
 class Answer(BaseModel):
@@ -142,16 +169,33 @@ class Answer(BaseModel):
     error_type: str | None = None
     error_message: str | None = None
     layer: str | None = Field(default=None, description="where the traceback's frames say it was raised")
+    raised_in: str | None = Field(default=None, description="the library of the traceback's innermost frame")
+    own_frame: str | None = Field(default=None, description="the innermost frame in slime, Megatron-LM or SGLang, "
+                                  "as `path, line N, in function` (None: no such frame)")
+    own_layer: str | None = None
     found: bool = Field(default=True, description="for a pasted error: an indexed message matched it")
     notice: str | None = None
 
     @property
     def read_as(self) -> str:
-        """What was read from the paste, in one line: `Type: message`, or `Type (no message)`."""
-        message = (self.error_message or "")[:300]
+        """What was read from the paste, in one line: `Type: message`, or `Type (no message)`; a long message
+        cut at a word, with an ellipsis."""
+        message = _short(self.error_message or "", READ_AS_CHARS)
         if self.error_type:
             return f"{self.error_type}: {message}" if message else f"{self.error_type} (no message)"
         return message
+
+    @property
+    def where_raised(self) -> str:
+        """Who raised it and where the innermost frame of slime (or Megatron-LM, SGLang) is, in words; empty
+        without frames."""
+        if not self.raised_in:
+            return ""
+        if self.own_frame is None:
+            return f"raised in {self.raised_in}; no frame of slime, Megatron-LM or SGLang in the traceback"
+        if self.own_layer == self.raised_in:
+            return f"raised in {self.raised_in}, at {self.own_frame}"
+        return f"raised in {self.raised_in}, called from {self.own_layer}: its innermost frame is {self.own_frame}"
 
     def public(self) -> dict[str, Any]:
         return {"results": [r.public() for r in self.results], "found": self.found, "notice": self.notice,
@@ -170,9 +214,30 @@ class _Doc(BaseModel):
     searchable: bool = Field(default=True, description="False: only exact lookups find it, not the text search")
 
 
+class _Shown(NamedTuple):
+    """What a result shows of a document; an index read from its image keeps only this (`text`: what the
+    answering sentence of a card or section is picked from)."""
+
+    kind: str
+    id: str
+    title: str
+    summary: str
+    source: str
+    text: str = ""
+
+
 def _short(text: str, limit: int = SNIPPET_CHARS) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+_RAISED_TITLES = {**LAYER_TITLES, "python": "Python code outside slime and the libraries known here"}
+
+
+def _frame_words(frame: Any) -> str:
+    """A traceback frame as `path, line N, in function` (the path as pasted, its long middle cut)."""
+    path = frame.path if len(frame.path) <= 120 else frame.path[:40] + "…" + frame.path[-79:]
+    return f"{path}, line {frame.line}" + (f", in {frame.function}" if frame.function else "")
 
 
 def _valid_text(text: str) -> str:
@@ -197,6 +262,14 @@ def _name_variants(option: str) -> str:
 # --------------------------------------------------------------------------------------------------
 # Documents
 # --------------------------------------------------------------------------------------------------
+def _answer_text(d: _Doc, cards: dict[str, Card]) -> str:
+    """What the answering sentence of a card (its summary and body) or a section (its text) is picked from."""
+    if d.kind == "section":
+        return d.body
+    card = cards.get(d.id) if d.kind == "card" else None
+    return f"{card.summary}\n\n{card.body}" if card is not None else ""
+
+
 def card_sections(card: Card) -> list[tuple[str, str]]:
     """(heading, text) for each `## ` section of a card's body."""
     parts = re.split(r"^##+\s+(.+)$", card.body, flags=re.M)
@@ -213,7 +286,7 @@ def _card_docs(cards: tuple[Card, ...]) -> list[_Doc]:
             cite = _CITE_RE.search(text)
             docs.append(_Doc(kind="section", id=f"{card.id}#{_slug(heading)}",
                              title=f"{card.title}: {short_heading(heading)[0]}",  # its source is in the text
-                             summary=_short(re.sub(r"[`*_#>|]", "", text)),
+                             summary=_short(" ".join(plain_units(text))),
                              source=cite.group(0) if cite else card.sources[0], names=heading, body=text))
     return docs
 
@@ -221,7 +294,8 @@ def _card_docs(cards: tuple[Card, ...]) -> list[_Doc]:
 def _flag_docs(catalog: Any) -> list[_Doc]:
     docs = []
     for row in flag_rows(catalog, load_flag_reference()):
-        facts = f"{row.owner} flag, type {row.type}, default {row.default}"
+        facts = f"{row.owner} flag, type {row.type}, " + (row.default if row.default == REQUIRED_TEXT
+                                                           else f"default {row.default}")
         text = row.our_help or row.help
         docs.append(_Doc(kind="flag", id=row.flag, title=f"{row.flag} ({row.owner})",
                          summary=_short(f"{text + ' · ' if text else ''}{facts}"), source=row.source,
@@ -292,31 +366,101 @@ def _model_docs() -> list[_Doc]:
 class SearchIndex:
     """An in-memory FTS5 table over every document, plus the exact lookups that go before BM25."""
 
-    def __init__(self, cards: tuple[Card, ...], catalog: Any, errors: ErrorIndex) -> None:
-        self.catalog = catalog
-        self.errors = errors
-        self.cards = cards
+    def __init__(self, cards: tuple[Card, ...] | Callable[[], tuple[Card, ...]], catalog: Any,
+                 errors: ErrorIndex | Callable[[], ErrorIndex], image: bytes | None = None) -> None:
+        """Build the index, or take it from `image` (what `image()` wrote for the same sources), which saves the
+        build; an image that is not one is ignored. `cards`, `catalog` and `errors` may be functions that load
+        them: with an image each is loaded only when a query first needs it."""
+        self._cards = cards
+        self._catalog = catalog
+        self._errors = errors
         self._errors_by_id: dict[str, ErrorEntry] | None = None
-        self._cards_by_id = {c.id: c for c in cards}
-        self.docs: list[_Doc] = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(errors),
-                                 *_model_docs(), *(_Doc(**d) for d in table_docs())]
+        self._lock = threading.Lock()
+        self.from_image = image is not None and self._load_image(image)
+        if not self.from_image:
+            self._build()
         self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
         self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
+        self._options_lower = {o.lower(): o for o in self.options}
+        if not callable(self._errors):
+            self._ready(self._errors)  # the message templates made ready once, here rather than in a query
+
+    def _build(self) -> None:
+        catalog, cards = self.catalog, self.cards
         self.options = sorted({o for f in catalog.flags for o in f.option_strings})
-        self._lock = threading.Lock()
+        specs = {o: catalog.lookup(o) for o in self.options}  # the flag an option names, as the catalog says
+        self._primary = {o: spec.primary if spec else o for o, spec in specs.items()}
+        if callable(self._errors):
+            self._errors = self._errors()
+        self._parts = entry_parts(self._errors)  # what matching prepares from each message, kept in the image
+        built = [*_card_docs(cards), *_flag_docs(catalog), *_rule_docs(), *_error_docs(self._errors),
+                 *_model_docs(), *(_Doc(**d) for d in table_docs())]
+        by_id = {c.id: c for c in cards}
+        self.docs: list[_Doc | _Shown] = [_Shown(d.kind, d.id, d.title, d.summary, d.source, _answer_text(d, by_id))
+                                          for d in built]
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(names, title, body, "
                          "tokenize='porter unicode61 remove_diacritics 2')")
         self._db.executemany("INSERT INTO docs(rowid, names, title, body) VALUES (?, ?, ?, ?)",
                              [(i, d.names, d.title, d.body) if d.searchable else (i, "", "", "")
-                              for i, d in enumerate(self.docs)])
+                              for i, d in enumerate(built)])
         self._db.execute("INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(10.0, 4.0, 1.0)')")
         self._db.execute("CREATE VIRTUAL TABLE options USING fts5(option, tokenize='trigram')")
         self._db.executemany("INSERT INTO options(rowid, option) VALUES (?, ?)",
                              [(i, o[2:]) for i, o in enumerate(self.options)])
+        self._db.execute("CREATE TABLE primaries(option TEXT PRIMARY KEY, flag TEXT)")
+        self._db.executemany("INSERT INTO primaries VALUES (?, ?)", sorted(self._primary.items()))
+        self._db.execute("CREATE TABLE shown(rowid INTEGER PRIMARY KEY, kind, id, title, summary, source, text)")
+        self._db.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [(i, *d) for i, d in enumerate(self.docs)])
+        index_image.save_parts(self._db, self._errors.entries, self._parts)
         self._db.commit()
-        self._options_lower = {o.lower(): o for o in self.options}
-        match_error("", errors)  # compiles the message templates once, here rather than in the first query
+
+    def _ready(self, errors: ErrorIndex) -> None:
+        """Prepare message matching from the parts the build computed or the image kept, else afresh."""
+        parts = getattr(self, "_parts", None)
+        if parts is None and self.from_image:
+            with self._lock:
+                parts = index_image.saved_parts(self._db, errors.entries)
+        prepare_matching(errors, parts)
+        self._parts = None
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        """The cards (with an image, read only when first needed)."""
+        if callable(self._cards):
+            self._cards = self._cards()
+        return self._cards
+
+    @property
+    def catalog(self) -> Any:
+        """The argument catalog (with an image, read only when first needed)."""
+        if callable(self._catalog):
+            self._catalog = self._catalog()
+        return self._catalog
+
+    @property
+    def errors(self) -> ErrorIndex:
+        """The messages of every layer and slime's log lines (with an image, read when a query needs them)."""
+        if callable(self._errors):
+            self._errors = self._errors()
+            self._ready(self._errors)
+        return self._errors
+
+    def image(self) -> bytes:
+        """The index as bytes (its SQLite database), for `SearchIndex(..., image=...)` in a later process."""
+        with self._lock:
+            return self._db.serialize()
+
+    def _load_image(self, image: bytes) -> bool:
+        """Take the database, shown fields and flag spellings from an image; False when it is not one of ours."""
+        loaded = index_image.load_image(image)
+        if loaded is None:
+            return False
+        self._db, rows, self._primary = loaded
+        self.options = sorted(self._primary)
+        self.docs = [_Shown(*row) for row in rows]
+        return True
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
@@ -329,14 +473,11 @@ class SearchIndex:
         return Result(kind=d.kind, id=d.id, title=d.title, snippet=_short(self._snippet(d, terms)), source=d.source,
                       match=match)
 
-    def _snippet(self, d: _Doc, terms: list[str]) -> str:
+    def _snippet(self, d: _Shown, terms: list[str]) -> str:
         """For a card or section, the sentence that answers (plain text, see core.knowledge.snippets); for
         the other kinds, their summary."""
-        if d.kind == "section":
-            return answer_sentence(d.body, terms, STOPWORDS) or d.summary
-        card = self._cards_by_id.get(d.id) if d.kind == "card" else None
-        if card is not None:
-            return answer_sentence(f"{card.summary}\n\n{card.body}", terms, STOPWORDS) or d.summary
+        if d.kind in PROSE_KINDS and d.text:
+            return answer_sentence(d.text, terms, STOPWORDS) or d.summary
         return d.summary
 
     def _fts(self, terms: list[str], joiner: str, limit: int, kinds: set[str] | None) -> list[int]:
@@ -398,8 +539,7 @@ class SearchIndex:
         hits = self._text_hits(terms, limit, kinds, query_text)
         if _looks_like_flag(text, terms) and not any(self.docs[i].kind == "flag" for i in picked):
             for option in self.close_flags(text):
-                spec = self.catalog.lookup(option)
-                add("flag", spec.primary if spec else option, "likely")
+                add("flag", self._primary.get(option, option), "likely")
         found = any(_evidence(m) for m in matches) or bool(table_hits)
         if not pasted:  # a symptom in words: its card right after the exact lookups, before word overlap
             for card in symptom_cards(" ".join([text[:MAX_QUERY_CHARS], *english_words(text[:MAX_QUERY_CHARS])])):
@@ -428,16 +568,14 @@ class SearchIndex:
         typed = stripped.split("=", 1)[0].split()[0].lower()  # `--flag value` and `--flag=value` too
         flag = self._options_lower.get(typed) or self._options_lower.get(normalise_flag(text))
         if flag and (typed.startswith("-") or len(stripped.split()) <= 6):
-            spec = self.catalog.lookup(flag)
-            add("flag", spec.primary if spec else flag, "exact")
+            add("flag", self._primary.get(flag, flag), "exact")
         if _CODE_RE.match(stripped.upper()):
             add("rule", stripped.upper(), "exact")
         for m in matches:  # the query is the message itself, not a question that happens to contain it
             if m.confidence == "exact" and len(m.entry.fixed_words) >= 0.5 * len(stripped):
                 add("log" if m.entry.kind == "log" else "error", m.entry.id, "exact")
         for option in self.named_flags(text)[:1]:  # the first flag a question names; the others rank as text
-            spec = self.catalog.lookup(option)
-            add("flag", spec.primary if spec else option, "exact")
+            add("flag", self._primary.get(option, option), "exact")
 
     def named_flags(self, text: str) -> list[str]:
         """The catalog's flags a question names as `--flag` or as an argparse dest (`rollout_batch_size`)."""
@@ -477,9 +615,14 @@ class SearchIndex:
                        + " (shown as closest, not as the answer)") if results else ""
             notice = (f"No message of slime, Megatron-LM or SGLang at the pinned commits matches "
                       f"\"{_short(what, 160)}\"{closest}.{raised_by}")
+        own = next((f for f in read.frames if f.layer in LAYER_TITLES), None)
+        inner = read.frames[0] if read.frames else None
         return Answer(results=results, pasted_error=True, error_type=final.type if final else None,
                       error_message=final.message if final else None,
-                      layer=LAYER_TITLES.get(layer, layer) if layer else None, found=found, notice=notice)
+                      layer=LAYER_TITLES.get(layer, layer) if layer else None, found=found, notice=notice,
+                      raised_in=_RAISED_TITLES.get(inner.layer, inner.layer) if inner else None,
+                      own_frame=_frame_words(own) if own else None,
+                      own_layer=LAYER_TITLES[own.layer] if own else None)
 
     def close_flags(self, text: str, n: int = 3) -> list[str]:
         """Typo tolerance: options sharing the most trigrams with the text (FTS5's trigram tokenizer), kept
@@ -557,29 +700,19 @@ class SearchIndex:
         return {"rules": rules, "cards": cards}
 
 
-def _stamp(cards_dir: Path) -> tuple:
-    """What the index depends on: the cards' names and times, and the data files' times."""
-    from core.launch import CATALOG_PATH
-    from core.model_scripts import MODEL_SCRIPTS_JSON
-
-    parts: list[Any] = []
-    try:
-        parts += sorted((p.name, p.stat().st_mtime_ns) for p in Path(cards_dir).glob("*.md"))
-    except OSError:
-        pass
-    for path in (CATALOG_PATH, *LAYER_PATHS, REFERENCE_PATH, MODEL_SCRIPTS_JSON, *TABLE_PATHS):
-        try:
-            parts.append(Path(path).stat().st_mtime_ns)
-        except OSError:
-            parts.append(0)
-    return tuple(parts)
-
-
 @lru_cache(maxsize=2)
 def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
+    """The index for these sources: from the image an earlier process saved for the same contents (start-up
+    of `ask` is mostly this), else built, and its image saved for the next process."""
     from core.launch import load_catalog
 
-    return SearchIndex(readable_cards(cards_dir), load_catalog(), load_all_messages())
+    key = index_image.image_key(index_image.data_files(cards_dir))
+    where = index_image.image_dir() / f"index-{key}.sqlite" if key else None
+    image = index_image.read_image(where) if where is not None else None
+    index = SearchIndex(lambda: readable_cards(cards_dir), load_catalog, load_all_messages, image=image)
+    if where is not None and not index.from_image:
+        index_image.write_image(where, index.image())
+    return index
 
 
 def readable_cards(cards_dir: Path) -> tuple[Card, ...]:
@@ -604,7 +737,7 @@ def get_index(cards_dir: Path = CARDS_DIR) -> SearchIndex:
     now = time.monotonic()
     seen = _STAMPS.get(cards_dir)
     if seen is None or now - seen[0] > STAMP_TTL_S:
-        seen = _STAMPS[cards_dir] = (now, _stamp(cards_dir))
+        seen = _STAMPS[cards_dir] = (now, index_image.stamp(cards_dir))
     return _index_for(cards_dir, seen[1])
 
 

@@ -16,16 +16,30 @@ _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+")
 _QUOTE_RE = re.compile(r"^\s*>\s?")
 _BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 _LINK_RE = re.compile(r"!?\[([^\]\n]{0,300})\]\([^)\n]{0,500}\)")
-_EMPHASIS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+# `**x**` and `*x*`; `__x__` only between spaces or punctuation, never inside a name or a path
+# (`rm_hub/__init__.py` keeps its underscores)
+_EMPHASIS_RE = re.compile(r"(\*\*)(?=\S)(.+?)(?<=\S)\*\*|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])"
+                          r"|(?<![\w/.])__(?=[^\s_])(.+?)(?<=[^\s_])__(?![\w.])")
+_CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 MAX_SENTENCE_CHARS = 400
 
 
 def _inline(text: str) -> str:
+    """Plain text of one line of markdown: code spans as they are written (emphasis around them undone, none
+    read inside them), links as their text."""
+    spans: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        spans.append(m.group(2))
+        return f"\x00{len(spans) - 1}\x00"
+
+    text = _CODE_SPAN_RE.sub(hold, text.replace("\x00", ""))
     text = _LINK_RE.sub(r"\1", text)
-    text = _EMPHASIS_RE.sub(lambda m: m.group(2) or m.group(3) or "", text)
-    return text.replace("`", "")
+    text = _EMPHASIS_RE.sub(lambda m: m.group(2) or m.group(3) or m.group(4) or "", text)
+    text = text.replace("`", "")
+    return re.sub("\x00(\\d+)\x00", lambda m: spans[int(m.group(1))], text)
 
 
 def plain_units(markdown: str) -> list[str]:

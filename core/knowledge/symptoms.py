@@ -12,9 +12,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from core.knowledge.table_file import safe_yaml
 from core.resources import knowledge_path
 
 SYMPTOM_WORDS_PATH = knowledge_path("symptom_words.yaml")
@@ -28,7 +28,7 @@ class SymptomWords(BaseModel):
 
 
 def parse_symptom_words(text: str) -> tuple[SymptomWords, ...]:
-    data = yaml.safe_load(text) or {}
+    data = safe_yaml(text) or {}
     try:
         entries = tuple(SymptomWords(**e) for e in data.get("symptoms", []))
         for e in entries:

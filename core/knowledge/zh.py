@@ -13,9 +13,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from core.knowledge.table_file import safe_yaml
 from core.resources import knowledge_path
 
 ZH_TERMS_PATH = knowledge_path("zh_terms.yaml")
@@ -30,7 +30,7 @@ class ZhTerm(BaseModel):
 
 
 def parse_zh_terms(text: str) -> tuple[ZhTerm, ...]:
-    data = yaml.safe_load(text) or {}
+    data = safe_yaml(text) or {}
     try:
         return tuple(ZhTerm(**entry) for entry in data.get("terms", []))
     except (TypeError, ValidationError) as exc:

@@ -7,7 +7,7 @@ page changes nothing.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from core.memory.profile import AcceptedOutput, WorkflowRecord
 
@@ -18,6 +18,8 @@ class Workflow(BaseModel):
     page: str
     icon: str
     what_done_means: str
+    last_done: str = Field(default="Last accepted", description="how the latest output is introduced: a check "
+                           "nobody accepts says when it last ran")
 
 
 _DRAFT_DONE = "you accept a ready draft, or download its script"
@@ -30,16 +32,18 @@ WORKFLOWS: tuple[Workflow, ...] = (
     Workflow(id="multi_turn", title="Multi-turn agent", page="pages/multi_turn.py", icon=":material/forum:",
              what_done_means=_DRAFT_DONE + " (once the checklist is confirmed)"),
     Workflow(id="check_args", title="Check launch script", page="pages/check_args.py",
-             icon=":material/fact_check:", what_done_means="a check runs on a script you pasted or uploaded"),
+             icon=":material/fact_check:", what_done_means="a check runs on a script you pasted or uploaded",
+             last_done="Last checked"),
     Workflow(id="check_data", title="Check my data", page="pages/check_data.py", icon=":material/dataset:",
-             what_done_means="you press Check and the check of your data file finishes"),
+             what_done_means="you press Check and the check of your data file finishes", last_done="Last checked"),
     Workflow(id="model_checkpoint", title="Model and checkpoint", page="pages/model_checkpoint.py",
              icon=":material/memory:",
              what_done_means="you accept a ready conversion command, or download it"),
     Workflow(id="alternatives", title="Alternatives", page="pages/alternatives.py", icon=":material/alt_route:",
              what_done_means="you accept the recommendation, or download it"),
     Workflow(id="monitor", title="Monitor training", page="pages/monitor.py", icon=":material/monitoring:",
-             what_done_means="a checklist is produced for runs you loaded (uploaded or added as a folder)"),
+             what_done_means="a checklist is produced for runs you loaded (uploaded or added as a folder)",
+             last_done="Last checklist"),
 )
 
 WORKFLOW_BY_ID = {w.id: w for w in WORKFLOWS}

@@ -29,6 +29,9 @@ class CheckOptions(BaseModel):
     script_path: Path | None = None  # where the checked script lives, when known (the CLI): resolves $SCRIPT_DIR
     sglang_source: Path | None = None  # the user's SGLang (installed package or checkout), with a slime checkout
     megatron_source: Path | None = None  # the user's Megatron-LM checkout, with a slime checkout
+    # where the two GPU counts come from, as the findings name it ("--gpus 8" on the command line)
+    gpus_from: str = "your profile"
+    gpus_per_node_from: str = "your profile"
 
 
 

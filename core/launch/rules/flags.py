@@ -118,6 +118,12 @@ def _unknown_flagfinding(ctx: RuleContext, o: Occurrence) -> Finding:
     ctx.suggestions_left -= 1
     guesses = catalog.suggest(name, 3) if ctx.suggestions_left >= 0 else []
     fix = f"did you mean {' or '.join(guesses)}?" if guesses else "remove it, or check the spelling in slime's docs"
+    meant = catalog.lookup(guesses[0]) if guesses else None
+    if meant is not None and getattr(meant, "required", False) and ctx.fact(meant.primary).state == "absent":
+        return finding("ARG001", f"{name}{value} is not a flag slime, Megatron or SGLang knows, and {meant.primary}, "
+                       "which it looks like, is required and not set: the run will not start (argparse stops with "
+                       "'the following arguments are required').", word=w, flag=name,
+                       fix=f"write {meant.primary}{value}")
     return finding("ARG001", f"{name}{value} is not a flag slime, Megatron or SGLang knows; slime would silently "
                    "ignore it and run with the default instead.", word=w, flag=name, fix=fix)
 

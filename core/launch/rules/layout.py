@@ -130,10 +130,11 @@ def gpu_total_fits_profile(ctx: RuleContext) -> Iterable[Finding]:
               (f" + rollout {layout['rollout_gpus']}" if layout["mode"] == "disaggregated" else
                f", rollout {layout['rollout_gpus']} on the same GPUs" if layout["mode"] == "colocated" else ""))
     if need > have:
-        yield ctx.hit("GPU003", f"The run asks Ray for {need} GPUs ({detail}) but your profile has {have}; the "
+        given = ctx.options.gpus_from
+        yield ctx.hit("GPU003", f"The run asks Ray for {need} GPUs ({detail}) but you have {have} ({given}); the "
                       "placement group would wait for GPUs that never come.", flag="--actor-num-gpus-per-node",
-                      fix="lower --actor-num-nodes / --actor-num-gpus-per-node / --rollout-num-gpus, or update the "
-                      "GPU count in your profile")
+                      fix="lower --actor-num-nodes / --actor-num-gpus-per-node / --rollout-num-gpus, or correct "
+                      + ("the GPU count in your profile" if given == "your profile" else given))
     elif need < have:
         yield ctx.hit("GPU003", f"The run uses {need} of your {have} GPUs ({detail}).", severity=INFO)
 
@@ -162,14 +163,15 @@ def gpus_per_node_match(ctx: RuleContext) -> Iterable[Finding]:
     default = "" if ctx.fact("--num-gpus-per-node").present else " (its default)"
     if profile_per_node is not None:
         per_node = profile_per_node
-        who = f"Your nodes have {per_node} GPUs each (your profile)"
+        who = f"Your nodes have {per_node} GPUs each ({ctx.options.gpus_per_node_from})"
         if actor_per_node > per_node:
             yield ctx.hit("GPU004", f"{who}, but --actor-num-gpus-per-node is {actor_per_node}. Ray's PACK "
                           "placement group spreads the training GPUs over several nodes, so the run still starts, "
                           f"but each actor node is not the {actor_per_node}-GPU node the flag describes.",
                           flag="--actor-num-gpus-per-node", severity=WARN,
                           fix=f"use at most {per_node} GPUs per node for the actor (more --actor-num-nodes), or "
-                          "correct the GPUs per node in your profile")
+                          "correct " + ("the GPUs per node in your profile" if ctx.options.gpus_per_node_from ==
+                                        "your profile" else ctx.options.gpus_per_node_from))
     elif nodes >= 2:
         per_node = actor_per_node
         who = f"The actor runs {per_node} GPUs on each of {nodes} nodes"
