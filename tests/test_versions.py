@@ -504,8 +504,10 @@ def test_same_version_reads_tags_and_commits_alike():
 
 
 # -- the older trees themselves, when extracted -------------------------------------------------------------
-OLD_TREES = sorted(Path(t) for t in glob.glob(os.environ.get("SLIME_ASSISTANT_OLD_TREES", "/tmp/slime-20*"))
-                   if glob.glob(f"{t}/*/utils/arguments.py"))
+# Older slime trees and SGLang wheels are read only where the environment names them (a glob; see
+# benchmarks/bench_versions.py): a test reads nothing outside the checkout and its own temporary folders.
+OLD_TREES = sorted(Path(t) for t in glob.glob(os.environ.get("SLIME_ASSISTANT_OLD_TREES", "")) if t
+                   and glob.glob(f"{t}/*/utils/arguments.py"))
 def _continuation_broken(text: str, tree: Path) -> bool:
     """`${MODEL_ARGS[@]}` on a line after one that does not end in a backslash: bash runs it as a command."""
     lines = text.splitlines()
@@ -682,10 +684,12 @@ def test_a_patch_already_applied_to_an_installed_package_is_not_reported():
     assert already_applied(patched, patch) and not already_applied(original, patch)
 
 
-OLD_SGLANG_WHEEL = Path(os.environ.get("SLIME_ASSISTANT_OLD_SGLANG", "/tmp/sgl/x055"))  # sglang 0.5.5.post1, unpacked
+OLD_SGLANG = os.environ.get("SLIME_ASSISTANT_OLD_SGLANG", "")  # e.g. sglang 0.5.5.post1, unpacked
+OLD_SGLANG_WHEEL = Path(OLD_SGLANG) if OLD_SGLANG else None
 
 
-@pytest.mark.skipif(not (OLD_SGLANG_WHEEL / "sglang" / "srt" / "server_args.py").is_file() or not OLD_TREES,
+@pytest.mark.skipif(OLD_SGLANG_WHEEL is None or not (OLD_SGLANG_WHEEL / "sglang" / "srt" / "server_args.py").is_file()
+                    or not OLD_TREES,
                     reason="no older SGLang wheel unpacked, or no older slime tree")
 def test_an_older_sglang_given_as_the_source_judges_sglang_flags_with_certainty(tmp_path):
     tree = next((t for t in OLD_TREES if (t / "scripts" / "run-deepseek-r1.sh").is_file()), OLD_TREES[0])
