@@ -46,13 +46,13 @@ class PatchBudget:
     """The positions still allowed to be tried when looking for hunks' context (one per build)."""
 
     def __init__(self, probes: int = MAX_PATCH_PROBES) -> None:
-        self.left = probes
+        self.left = self.limit = probes
 
     def spend(self, n: int, what: str) -> None:
         self.left -= n
         if self.left < 0:
             raise PatchTooCostly(f"{what} was not applied: finding its hunks' context took more than "
-                                 f"{MAX_PATCH_PROBES:,} tries, the static reader's limit")
+                                 f"{self.limit:,} tries, the static reader's limit")
 
 
 @dataclass

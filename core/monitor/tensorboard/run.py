@@ -46,10 +46,10 @@ def is_event_file(name: str) -> bool:
     return EVENT_FILE_MARK in name
 
 
-def list_event_files(run_dir: Path, notes: list[str] | None = None, *,
-                     limit: int = MAX_EVENT_FILES_PER_RUN) -> list[Path]:
+def list_event_files(run_dir: Path, notes: list[str] | None = None, *, limit: int | None = None) -> list[Path]:
     """Event files directly in `run_dir`, in name order (the order TensorBoard reads them): regular files, not
-    links; at most `limit`, the newest by name, the others said in `notes`."""
+    links; at most `limit` (MAX_EVENT_FILES_PER_RUN), the newest by name, the others said in `notes`."""
+    limit = MAX_EVENT_FILES_PER_RUN if limit is None else limit
     try:
         names = sorted(name for name in os.listdir(run_dir) if is_event_file(name))
     except OSError:
