@@ -340,7 +340,7 @@ class TreeReader:
         real = self._inside(base)
         if real is None:
             if os.path.islink(base):
-                self.skip(base, "outside", "a link leading outside the checkout")
+                self._skip_link(base)
             return []
         if not real.is_dir():
             return [base] if self._regular(base) and base.name.endswith(suffix) else []
@@ -372,7 +372,7 @@ class TreeReader:
                     is_link = entry.is_symlink()
                     if is_link:
                         if self._inside(path) is None:
-                            self.skip(path, "outside", "a link leading outside the checkout")
+                            self._skip_link(path)
                             continue
                         is_dir = entry.is_dir()
                     else:
@@ -388,6 +388,12 @@ class TreeReader:
                         return sorted(out)
             stack.extend(reversed(subfolders))
         return sorted(out)
+
+    def _skip_link(self, path: Path) -> None:
+        if os.path.exists(path):
+            self.skip(path, "outside", "a link leading outside the checkout")
+        else:
+            self.skip(path, "unreadable", "a link to nothing")
 
     def _regular(self, path: Path) -> bool:
         try:

@@ -222,9 +222,10 @@ def test_links_inside_the_checkout_are_followed_once(tmp_path):
     (tmp_path / "slime" / "real" / "b.py").write_text("raise ValueError('inside the tree')\n")
     (tmp_path / "slime" / "alias").symlink_to(tmp_path / "slime" / "real")
     (tmp_path / "slime" / "real" / "loop").symlink_to(tmp_path / "slime")  # a loop: entered once
+    (tmp_path / "slime" / "gone.py").symlink_to(tmp_path / "nothing.py")
     index = build_error_index(tmp_path)
     assert {e.path for e in index.entries} <= {"slime/real/b.py", "slime/alias/b.py"} and index.entries
-    assert not index.skipped
+    assert [(s.path, s.kind, s.why) for s in index.skipped] == [("slime/gone.py", "unreadable", "a link to nothing")]
 
 
 def test_bytes_per_file_and_in_all_are_bounded_and_named(tmp_path, monkeypatch):
