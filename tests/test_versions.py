@@ -684,8 +684,8 @@ def test_a_patch_already_applied_to_an_installed_package_is_not_reported():
     assert already_applied(patched, patch) and not already_applied(original, patch)
 
 
-OLD_SGLANG = os.environ.get("SLIME_ASSISTANT_OLD_SGLANG", "")  # e.g. sglang 0.5.5.post1, unpacked
-OLD_SGLANG_WHEEL = Path(OLD_SGLANG) if OLD_SGLANG else None
+OLD_SGLANG_DIR = os.environ.get("SLIME_ASSISTANT_OLD_SGLANG", "")  # e.g. sglang 0.5.5.post1, unpacked
+OLD_SGLANG_WHEEL = Path(OLD_SGLANG_DIR) if OLD_SGLANG_DIR else None
 
 
 @pytest.mark.skipif(OLD_SGLANG_WHEEL is None or not (OLD_SGLANG_WHEEL / "sglang" / "srt" / "server_args.py").is_file()
