@@ -253,3 +253,191 @@ def read_regular(path: str | Path, limit: int | None = None) -> bytes:
     if data is None:
         raise NotRegularFile(errno.EAGAIN, "a file whose read would block; nothing was read from it")
     return data
+
+
+# -- the one reader of a directory tree the user named (their slime checkout) -----------------------------
+
+
+class SkippedFile(BaseModel):
+    """A file of the user's tree that was not read, and why (`kind` groups them: not-regular, outside,
+    too-large, budget, unreadable, unparsable, limit)."""
+
+    path: str
+    kind: str
+    why: str
+
+
+SKIP_TITLES = {
+    "not-regular": "not a regular file (a named pipe, device or socket), never opened",
+    "outside": "a link leading outside the checkout, not followed",
+    "too-large": "larger than the limit per file",
+    "budget": "past the limit on bytes read in all",
+    "unreadable": "could not be read",
+    "unparsable": "not Python the reader can parse (a syntax error, or nesting too deep)",
+    "limit": "the listing stopped at the limit on files or directory entries",
+}
+
+
+def describe_skipped(skipped: Sequence[SkippedFile], shown: int = 3) -> list[str]:
+    """One line per kind of skip, with a count and the first few paths: `2 not regular files (...): a.py, b.py`."""
+    groups: dict[str, list[SkippedFile]] = {}
+    for item in skipped:
+        groups.setdefault(item.kind, []).append(item)
+    lines = []
+    for kind, items in groups.items():
+        names = ", ".join(f"{i.path} ({i.why})" if kind in ("too-large", "unreadable", "unparsable") else i.path
+                          for i in items[:shown])
+        more = f" and {len(items) - shown} more" if len(items) > shown else ""
+        count = f"{len(items)} file" + ("s" if len(items) != 1 else "")
+        lines.append(f"{count}, {SKIP_TITLES.get(kind, kind)}: {names}{more}")
+    return lines
+
+
+class TreeReader:
+    """Lists and reads the files of a tree the user named (their slime checkout), for every place that does.
+
+    The rule: a link (to a file or a folder) is followed only when it leads to a place inside `roots` (by
+    default the tree itself), each folder is entered once (no link loops); only regular files are listed (a
+    named pipe, device or socket is never opened); a read goes through `read_within` (the opened file itself
+    is checked again, without blocking); each file is read only up to `max_file_bytes`, and all of them
+    together up to `max_total_bytes`. Whatever is left out is recorded in `skipped` with the reason.
+    """
+
+    def __init__(self, root: Path | str, *, max_file_bytes: int, max_total_bytes: int, max_files: int,
+                 max_entries: int = 100_000, roots: Sequence[Path] | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.roots = [self.root] if roots is None else [Path(r).resolve() for r in roots]
+        self.max_file_bytes, self.max_total_bytes = max_file_bytes, max_total_bytes
+        self.max_files, self.max_entries = max_files, max_entries
+        self.bytes_read = 0
+        self.entries_seen = 0
+        self.skipped: list[SkippedFile] = []
+        self._skipped_paths: set[tuple[str, str]] = set()
+
+    def rel(self, path: Path) -> str:
+        try:
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def skip(self, path: Path | str, kind: str, why: str) -> None:
+        rel = self.rel(Path(path)) if isinstance(path, Path) else path
+        if (rel, kind) not in self._skipped_paths and len(self.skipped) < 10_000:
+            self._skipped_paths.add((rel, kind))
+            self.skipped.append(SkippedFile(path=rel, kind=kind, why=why))
+
+    def _inside(self, path: Path) -> Path | None:
+        """Where `path` really is when that is inside the roots, else None (a broken link: None too)."""
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return None
+        return real if _within(real, self.roots) is not None else None
+
+    def files(self, sub: str = "", *, suffix: str = ".py", skip_parts: frozenset[str] = frozenset(),
+              limit: int | None = None) -> list[Path]:
+        """The regular files named `*suffix` under `root/sub` (or `root/sub` itself when it is such a file),
+        sorted, at most `limit` (default `max_files`); paths are as under the root, never where a link leads."""
+        limit = self.max_files if limit is None else limit
+        base = self.root / sub if sub else self.root
+        if not os.path.lexists(base):
+            return []
+        real = self._inside(base)
+        if real is None:
+            if os.path.islink(base):
+                self._skip_link(base)
+            return []
+        if not real.is_dir():
+            return [base] if self._regular(base) and base.name.endswith(suffix) else []
+        out: list[Path] = []
+        seen: set[tuple[int, int]] = set()
+        stack = [base]
+        while stack:
+            folder = stack.pop()
+            try:
+                st = os.stat(folder)
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                self.skip(folder, "unreadable", "a folder that cannot be listed")
+                continue
+            subfolders = []
+            for entry in entries:
+                self.entries_seen += 1
+                if self.entries_seen > self.max_entries:
+                    self.skip(folder, "limit", f"past {self.max_entries:,} directory entries")
+                    return sorted(out)
+                path = Path(entry.path)
+                if skip_parts and skip_parts & set(path.relative_to(self.root).parts):
+                    continue
+                try:
+                    is_link = entry.is_symlink()
+                    if is_link:
+                        if self._inside(path) is None:
+                            self._skip_link(path)
+                            continue
+                        is_dir = entry.is_dir()
+                    else:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir:
+                    subfolders.append(path)
+                elif entry.name.endswith(suffix) and self._regular(path):
+                    out.append(path)
+                    if len(out) >= limit:
+                        self.skip(folder, "limit", f"past {limit:,} files")
+                        return sorted(out)
+            stack.extend(reversed(subfolders))
+        return sorted(out)
+
+    def _skip_link(self, path: Path) -> None:
+        if os.path.exists(path):
+            self.skip(path, "outside", "a link leading outside the checkout")
+        else:
+            self.skip(path, "unreadable", "a link to nothing")
+
+    def _regular(self, path: Path) -> bool:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return False
+        if not stat.S_ISREG(mode):
+            self.skip(path, "not-regular", file_kind(mode))
+            return False
+        return True
+
+    def read(self, path: Path) -> bytes | None:
+        """The bytes of one file of the tree within the limits, else None (recorded in `skipped`)."""
+        try:
+            size = os.stat(path).st_size
+        except OSError as exc:
+            self.skip(path, "unreadable", exc.strerror or "cannot be read")
+            return None
+        if size > self.max_file_bytes:
+            self.skip(path, "too-large", f"{size:,} bytes; at most {self.max_file_bytes:,} are read per file")
+            return None
+        if self.bytes_read + size > self.max_total_bytes:
+            self.skip(path, "budget", f"past {self.max_total_bytes:,} bytes in all")
+            return None
+        try:
+            data = read_within(path, self.roots, limit=self.max_file_bytes)
+        except PathRefused as exc:
+            kind = "not-regular" if "regular" in str(exc) else "outside"
+            self.skip(path, kind, "not a regular file" if kind == "not-regular" else "leads outside the checkout")
+            return None
+        except OSError as exc:
+            self.skip(path, "unreadable", exc.strerror or "cannot be read")
+            return None
+        if len(data) > self.max_file_bytes:
+            self.skip(path, "too-large", f"over {self.max_file_bytes:,} bytes; at most that is read per file")
+            return None
+        self.bytes_read += len(data)
+        return data
+
+    def read_text(self, path: Path) -> str | None:
+        data = self.read(path)
+        return decode_text(data) if data is not None else None

@@ -21,6 +21,7 @@ from core.knowledge.search import (
     grouped,
 )
 from core.knowledge.tables import bugs, runtime_messages, terms
+from core.paths import describe_skipped
 from core.pins import SLIME_SHORT, slime_source
 from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
 
@@ -56,7 +57,11 @@ with st.spinner("Searching"):
 checkout = st.session_state.get(CHECKOUT_KEY)
 if checkout and (not kinds or "error" in kinds):
     with st.spinner("Reading your checkout's error messages"):
-        in_checkout = match_error(query, checkout_error_index(checkout), limit=5)
+        checkout_index = checkout_error_index(checkout)
+        in_checkout = match_error(query, checkout_index, limit=5)
+    not_read = describe_skipped(checkout_index.skipped)
+    if not_read:
+        st.caption("Not read from your checkout: " + plain("; ".join(not_read)))
     if in_checkout:
         st.subheader("In your slime checkout")
         st.caption(f"{plain(checkout)}, as named on the launch-script checker; the explanations below are for slime "

@@ -47,6 +47,8 @@ if checkout:
         st.warning(plain(problem))
     st.caption(f"Following your slime checkout {plain(str(checkout))} (set on the launch-script checker or your "
                f"profile): its flags, help texts and its {reference.scripts_read} launch scripts.")
+    if reference.scripts_not_read:
+        st.caption("Not read from your checkout: " + plain("; ".join(reference.scripts_not_read)))
     versions_caption(versions)
 else:
     rows, reference = bundled_rows(), load_flag_reference()

@@ -454,3 +454,39 @@ def test_without_wandb_installed_the_hint_is_given(tmp_path, monkeypatch):
     data = read_gpu_data([], [path])
     assert data.series == [] and any("pip install" in n for n in data.notes)
     assert not any("Traceback" in n or "Error:" in n for n in data.notes)
+
+
+# -- issue 28, defects 9 and 13 ---------------------------------------------------------------------------------
+def test_impossible_nvidia_smi_readings_are_not_samples_and_are_named(tmp_path):
+    from core.monitor.gpu.judge import summarize
+
+    rows = ["timestamp, index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]"]
+    for i in range(60):
+        util = "-1e308 %" if i % 2 else "95 %"
+        used = "1e308 MiB" if i % 3 == 0 else ("90000 MiB" if i == 1 else "60000 MiB")  # 90,000 > the total
+        rows.append(f"2026/12/03 07:{i // 60:02d}:{i % 60:02d}.000, 0, {util}, {used}, 81559 MiB")
+    rows.append("2026/12/03 07:01:00.000, 1, -1e308 %, 1000 MiB, 81559 MiB")  # a GPU with no possible utilization
+    path = tmp_path / "gpu.csv"
+    path.write_text("\n".join(rows) + "\n")
+    series, report = read_nvidia_smi(path, "n0", budget())
+    [note] = [n for n in report.notes if "readings no GPU can give" in n]
+    assert "31 utilization (0-100 %), such as '-1e308 %'" in note
+    assert "21 memory used (0 to the GPU's total), such as '1e308 MiB'" in note
+    first = summarize(series[0])
+    assert first.utilization_median == 95.0 and first.memory_max_mib == 60000.0
+    assert summarize(series[1]).utilization_median is None  # not "idle": nothing possible was read
+
+
+def test_one_malformed_memory_usage_number_skips_only_its_line(tmp_path):
+    lines = []
+    for i in range(60):
+        used = "1.2.3" if i == 30 else f"{10 + i / 10:.2f}"
+        lines.append(f"(MegatronTrainRayActor pid=1, ip=10.0.0.1) [2026-12-03 07:{i:02d}:00] memory_utils.py:45 - "
+                     f"[Rank 0] Memory-Usage after offload: {{'gpu': '0', 'total_GB': 79.11, 'free_GB': 60.0, "
+                     f"'used_GB': {used}, 'allocated_GB': 1.0, 'reserved_GB': 2.0}}")
+    path = tmp_path / "job.log"
+    path.write_text("\n".join(lines) + "\n")
+    gpus, _, _, report = read_job_log(path, budget())
+    assert report.samples == 59 and report.skipped_lines == 1
+    assert ("1 Memory-Usage line(s) hold a number that does not read as one and were skipped (the first: used_GB: "
+            "1.2.3)") in report.notes

@@ -299,3 +299,44 @@ def test_a_run_that_restarts_thousands_of_times_lists_twenty(tmp_path):
     assert any(f.code == "MON111" and "more restarts" in f.message for f in findings)
     text = render_run_text(run, run_verdicts(run))
     assert text.count("restart:") == 20 and "more restarts" in text
+
+
+# -- issue 28, defect 12 and first-hour item 1: many files, a big parent folder ------------------------------
+def cut_event_files(run_dir, n: int, start: int = 0) -> None:
+    """`n` small event files, each ending inside its last record (as a copy cut short)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    head = frame_record(file_version_event()) + frame_record(scalar_event("rollout/raw_reward", 0.5, 1))
+    for i in range(start, start + n):
+        cut = frame_record(scalar_event("rollout/raw_reward", 0.5, i + 2))
+        (run_dir / f"events.out.tfevents.{1_750_000_000 + i}.host").write_bytes(head + cut[: len(cut) // 2])
+
+
+def test_a_run_reads_at_most_its_file_limit_the_newest_first(tmp_path, monkeypatch):
+    import core.monitor.tensorboard.run as tb_run
+    from core.cli.logs import collect_runs, render_run_text
+    from core.monitor.report import read_findings
+
+    monkeypatch.setattr(tb_run, "MAX_EVENT_FILES_PER_RUN", 20)  # 200 in the product; 100,000 files in the issue
+    cut_event_files(tmp_path / "run", 100)
+    [run], problems = collect_runs([str(tmp_path / "run")])
+    assert len(run.files) == 20 and run.files[0].name == "events.out.tfevents.1750000080.host" and not problems
+    assert run.notes == ["80 older event file(s) of this folder were left out: at most 20 are read per run, the "
+                         "newest by name (a run writes a few; are many runs or copies in one folder?)"]
+    text = render_run_text(run, v.run_verdicts(run))
+    assert sum("end inside a record" in line for line in text.splitlines()) == 1  # one line per kind of damage
+    assert "! 20 files end inside a record" in text
+    findings = read_findings(run)
+    assert [f.code for f in findings].count("MON103") == 1 and any(f.code == "MON108" for f in findings)
+
+
+def test_a_big_parent_folder_stays_within_the_files_one_command_reads(tmp_path, monkeypatch):
+    import core.cli.logs as logs
+
+    monkeypatch.setattr(logs, "MAX_FILES_PER_CALL", 25)  # 600 in the product
+    for k in range(6):
+        cut_event_files(tmp_path / "parent" / f"run{k}", 10, start=100 * k)
+    notes: list[str] = []
+    runs, problems = logs.collect_runs([str(tmp_path / "parent")], notes=notes)
+    assert [r.name for r in runs] == ["run0", "run1"] and not problems
+    assert notes == [f"{tmp_path / 'parent'}: 4 run(s) were not read (run2, run3, run4 and 1 more): one command "
+                     "reads at most 25 run files; name the runs' own folders to read them"]

@@ -70,11 +70,14 @@ def tree(tmp_path_factory):
 @SETTINGS
 @given(st.lists(st.tuples(st.one_of(NAMES, RAW_NAMES), st.sampled_from(["file", "dir", "events", "damaged"]),
                           st.binary(max_size=200)), min_size=1, max_size=4),
-       st.lists(st.one_of(NAMES, RAW_NAMES, st.sampled_from(["~nosuchuser-x/y", "", ".", "..", "/proc/kmsg",
+       st.lists(st.one_of(NAMES, RAW_NAMES, st.sampled_from(["~nosuchuser-x/y", "", ".", "..", "fifo",
                                                               "/dev/null", "x" * 300])), max_size=3))
 def test_logs_core_entry_never_raises(tree, entries, extra_paths):
+    """Only this case's own folder is read: `.`, `..` and plain names are taken inside it (never the working
+    directory or its parent); `/dev/null` is refused by its kind before any open, `~nosuchuser` before any look."""
     case = tree / f"case{np.random.default_rng().integers(1 << 62)}"
-    case.mkdir()
+    (case / "inner").mkdir(parents=True)
+    os.mkfifo(case / "inner" / "fifo")
     base = os.fsencode(case)
     paths = []
     for name, kind, data in entries:
@@ -93,7 +96,10 @@ def test_logs_core_entry_never_raises(tree, entries, extra_paths):
             with open(target, "wb") as fh:
                 fh.write(data)
         paths.append(os.fsdecode(target))
-    paths.extend(extra_paths)
+    inner = base + b"/inner/"
+    paths.extend(p if p in ("", "/dev/null") or p.startswith("~") else os.fsdecode(inner + os.fsencode(p)[:200])
+                 for p in extra_paths)
+    assert all(p in ("", "/dev/null") or p.startswith("~") or p.startswith(str(case)) for p in paths)
     paths.append(str(case))
     notes: list[str] = []
     runs, problems = collect_runs(paths, cache=None, notes=notes)

@@ -192,3 +192,50 @@ def test_a_draft_lists_its_flags_linked_to_the_reference(app_env, make_app):
     box = next(e for e in at.expander if e.label.startswith("Flag reference for the"))
     text = " ".join(m.value for m in box.markdown)
     assert "](flags?flag=--rollout-batch-size)" in text and "](flags?flag=--colocate)" in text
+
+
+# -- issue 28, defect 14: the pages read the profile's checkout with the same guarded reader ----------------
+def hostile_profile_checkout(app_env, tmp_path, monkeypatch):
+    """A profile naming a checkout whose `tools` and `examples` lead outside it (still inside the configured
+    root) and whose `scripts/` holds a named pipe."""
+    import os
+
+    from tests.test_versions import old_tree
+
+    tree = old_tree(tmp_path / "my-slime", more={
+        "scripts/run-mine.sh": "python3 train.py --rollout-batch-size 16\n",
+        "slime/mine.py": "assert ok, 'a message of the checkout itself'\n"})
+    os.mkfifo(tree / "scripts" / "stuck.sh")
+    outside = tmp_path / "elsewhere"
+    (outside / "tools").mkdir(parents=True)
+    (outside / "tools" / "far.py").write_text("assert ok, 'a message from outside the checkout'\n")
+    (outside / "run-far.sh").write_text("python3 train.py --rollout-batch-size 999\n")
+    (tree / "tools").symlink_to(outside / "tools")
+    (tree / "examples").symlink_to(outside)
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(tmp_path))
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/d/x.jsonl", gpus_total=8,
+                                        slime_checkout=str(tree)))
+    return tree
+
+
+def test_ask_page_never_shows_files_from_outside_the_checkout(app_env, make_app, tmp_path, monkeypatch):
+    hostile_profile_checkout(app_env, tmp_path, monkeypatch)
+    at = make_app("pages/ask.py").run()
+    at.text_area(key="ask_query").input("AssertionError: a message from outside the checkout").run()
+    assert not at.exception
+    assert "far.py" not in flat(at).replace("Not read from your checkout", "")
+    assert not any(s.value == "In your slime checkout" for s in at.subheader)
+    assert "Not read from your checkout: 2 files, a link leading outside the checkout, not followed: tools, examples" in flat(at)
+    at.text_area(key="ask_query").input("AssertionError: a message of the checkout itself").run()
+    assert at.subheader[0].value == "In your slime checkout" and "slime/mine.py:1" in flat(at)
+
+
+def test_flag_reference_returns_with_a_fifo_in_scripts_and_reads_no_script_outside(app_env, make_app, tmp_path,
+                                                                                   monkeypatch):
+    hostile_profile_checkout(app_env, tmp_path, monkeypatch)
+    at = make_app("pages/flags.py").run()
+    assert not at.exception
+    text = flat(at)
+    assert "its 1 launch scripts" in text  # scripts/run-mine.sh only: not the pipe, not examples/ out there
+    assert "scripts/stuck.sh" in text and "never opened" in text
+    assert "examples" in text and "leading outside the checkout" in text

@@ -504,8 +504,10 @@ def test_same_version_reads_tags_and_commits_alike():
 
 
 # -- the older trees themselves, when extracted -------------------------------------------------------------
-OLD_TREES = sorted(Path(t) for t in glob.glob(os.environ.get("SLIME_ASSISTANT_OLD_TREES", "/tmp/slime-20*"))
-                   if glob.glob(f"{t}/*/utils/arguments.py"))
+# Older slime trees and SGLang wheels are read only where the environment names them (a glob; see
+# benchmarks/bench_versions.py): a test reads nothing outside the checkout and its own temporary folders.
+OLD_TREES = sorted(Path(t) for t in glob.glob(os.environ.get("SLIME_ASSISTANT_OLD_TREES", "")) if t
+                   and glob.glob(f"{t}/*/utils/arguments.py"))
 def _continuation_broken(text: str, tree: Path) -> bool:
     """`${MODEL_ARGS[@]}` on a line after one that does not end in a backslash: bash runs it as a command."""
     lines = text.splitlines()
@@ -682,10 +684,12 @@ def test_a_patch_already_applied_to_an_installed_package_is_not_reported():
     assert already_applied(patched, patch) and not already_applied(original, patch)
 
 
-OLD_SGLANG_WHEEL = Path(os.environ.get("SLIME_ASSISTANT_OLD_SGLANG", "/tmp/sgl/x055"))  # sglang 0.5.5.post1, unpacked
+OLD_SGLANG_DIR = os.environ.get("SLIME_ASSISTANT_OLD_SGLANG", "")  # e.g. sglang 0.5.5.post1, unpacked
+OLD_SGLANG_WHEEL = Path(OLD_SGLANG_DIR) if OLD_SGLANG_DIR else None
 
 
-@pytest.mark.skipif(not (OLD_SGLANG_WHEEL / "sglang" / "srt" / "server_args.py").is_file() or not OLD_TREES,
+@pytest.mark.skipif(OLD_SGLANG_WHEEL is None or not (OLD_SGLANG_WHEEL / "sglang" / "srt" / "server_args.py").is_file()
+                    or not OLD_TREES,
                     reason="no older SGLang wheel unpacked, or no older slime tree")
 def test_an_older_sglang_given_as_the_source_judges_sglang_flags_with_certainty(tmp_path):
     tree = next((t for t in OLD_TREES if (t / "scripts" / "run-deepseek-r1.sh").is_file()), OLD_TREES[0])
@@ -745,3 +749,72 @@ def test_an_older_megatron_source_is_read_through_slimes_re_exported_parse_args(
     assert catalog.lookup("--hidden-size").owner == "megatron" and catalog.lookup("--kitchen-recipe") is not None
     assert catalog.lookup("--use-slime-router").owner == "slime"  # slime's provider ran after both helpers
     assert "--lr" not in {o for f in catalog.flags for o in f.option_strings if f.owner == "megatron"}
+
+
+# -- issue 28, defects 5 and 7: what the catalog builder parses and patches is bounded --------------------------
+def far_context_patch(target: str, hunks: int, context: str) -> str:
+    """A unified diff of `hunks` hunks that all claim line 1 but whose context sits far down the file."""
+    body = "".join(f"@@ -1 +1,2 @@\n {context}\n+# added {k}\n" for k in range(hunks))
+    return f"--- a/{target}\n+++ b/{target}\n{body}"
+
+
+def test_patch_work_is_bounded_and_the_patch_said_not_applied(tmp_path):
+    from core.launch.catalog_build.sources import (
+        PackageRoot,
+        PatchBudget,
+        PatchTooCostly,
+        SourceTree,
+        apply_patch,
+        parse_unified_diff,
+    )
+
+    rel = "megatron/training/arguments.py"
+    write(tmp_path, rel, "".join(f"x{i} = {i}\n" for i in range(3_000)) + "TARGET = 1\n")
+    patches = parse_unified_diff(far_context_patch(rel, 400, "TARGET = 1"), "docker/patch/latest/megatron.patch",
+                                 "pin")
+    write(tmp_path, "megatron/__init__.py", "")
+    write(tmp_path, "megatron/training/__init__.py", "")
+    with pytest.raises(PatchTooCostly, match="was not applied: finding its hunks' context took more than"):
+        apply_patch((tmp_path / rel).read_text(), patches[rel], PatchBudget(100_000))
+    tree = SourceTree([PackageRoot("megatron", tmp_path, "", "pin", "megatron")], {rel: [patches[rel]]},
+                      [tmp_path.resolve()])
+    tree.patch_budget = PatchBudget(100_000)  # 2,000,000 in a build; 90,000 hunks 3,000 lines down in the issue
+    module = tree.module("megatron.training.arguments")
+    assert module is not None and module.added_lines == {}  # read as it is, unpatched
+    assert tree.patch_notes == ["docker/patch/latest/megatron.patch was not applied: finding its hunks' context "
+                                "took more than 100,000 tries, the static reader's limit"]
+
+
+def test_a_patch_with_too_many_hunks_or_bytes_is_not_applied(tmp_path, monkeypatch):
+    import core.launch.catalog_build.build as build
+
+    rel = "megatron/training/arguments.py"
+    write(tmp_path, "docker/patch/latest/megatron.patch", far_context_patch(rel, 60, "TARGET = 1"))
+    write(tmp_path, "docker/patch/latest/megatron-big.patch", "# " + "x" * 5_000 + "\n")
+    monkeypatch.setattr(build, "MAX_PATCH_HUNKS", 50)  # 5,000 and 2,000,000 bytes in the product
+    monkeypatch.setattr(build, "MAX_PATCH_BYTES", 4_000)
+    notes: list[str] = []
+    got = build._load_patches(tmp_path, "latest", ["megatron.patch", "megatron-big.patch"], "", "pin", "",
+                              [tmp_path.resolve()], notes, [50])
+    assert got == {}
+    assert notes == ["docker/patch/latest/megatron.patch was not applied: it has 60 hunks, more than the static "
+                     "reader applies in one build (50)",
+                     "docker/patch/latest/megatron-big.patch was not applied: it is 5,003 bytes, more than the 4,000 "
+                     "the static reader reads of one patch"]
+
+
+def test_the_parse_limits_hold_the_pinned_build_with_room():
+    from core.launch.catalog_build import sources
+
+    # a build at the pins: 1.43 MB and about 183,000 syntax nodes in all, the largest file 324 KB and 43,000
+    assert sources.MAX_SOURCE_BYTES >= 3 * 324_339 and sources.MAX_TREE_SOURCE_BYTES >= 2.5 * 1_434_503
+    assert sources.MAX_SOURCE_WEIGHT >= 3 * 42_984 and sources.MAX_TREE_SOURCE_WEIGHT >= 2.5 * 183_410
+    assert sources.parse_weight("x = [" + "0," * 1000 + "]\n") >= 1000  # a dense list weighs what it parses to
+
+
+def test_a_dense_module_is_refused_by_weight_before_it_is_parsed(tmp_path):
+    tree = old_tree(tmp_path, more={"slime/backends/sglang_utils/arguments.py": OLD_SGLANG + "BIG = ["
+                                    + "0," * 160_000 + "]\n"})
+    catalog = build_catalog(tree)
+    piece = next(p for p in catalog.pieces if p.name == "SGLang flags")
+    assert piece.status == "not understood" and "syntax nodes (long literal lists or dense code)" in piece.detail

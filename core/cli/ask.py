@@ -84,7 +84,12 @@ def run_ask(args: argparse.Namespace) -> int:
     index = get_index()
     answer = index.ask(query, limit=args.limit, kinds=set(args.kind) if args.kind else None)
     results = answer.results
-    in_checkout = _checkout_matches(query, checkout) if checkout and (not args.kind or "error" in args.kind) else []
+    in_checkout, not_read = (_checkout_matches(query, checkout) if checkout and (not args.kind or "error" in args.kind)
+                             else ([], []))
+    from core.text import shown
+
+    for line in not_read:
+        print(f"ask: not read from your checkout: {shown(line)}", file=sys.stderr)
     if args.output_format == "json":
         out = answer.public()
         if checkout is not None:
@@ -94,7 +99,8 @@ def run_ask(args: argparse.Namespace) -> int:
                     item["checkout_has_fix"] = fixes[item["id"]][0]
             out["checkout"] = {"path": str(checkout), "errors": [
                 {"exception": m.entry.exception, "message": m.entry.template, "source": f"{m.entry.path}:{m.entry.line}",
-                 "function": m.entry.function, "condition": m.entry.condition, "matched": m.how} for m in in_checkout]}
+                 "function": m.entry.function, "condition": m.entry.condition, "matched": m.how} for m in in_checkout],
+                "not_read": not_read}
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         if in_checkout:
@@ -120,10 +126,13 @@ def _checkout(given: str | None) -> tuple[Path | None, str | None]:
     return sources.slime, slime_problem(sources.slime)
 
 
-def _checkout_matches(query: str, checkout: Path) -> list[ErrorMatch]:
+def _checkout_matches(query: str, checkout: Path) -> tuple[list[ErrorMatch], list[str]]:
+    """The checkout's messages that match, and one line per kind of file its index left out (with a count)."""
     from core.knowledge.errors import checkout_error_index, match_error
+    from core.paths import describe_skipped
 
-    return match_error(query, checkout_error_index(checkout), limit=5)
+    index = checkout_error_index(checkout)
+    return match_error(query, index, limit=5), describe_skipped(index.skipped)
 
 
 def render_checkout(checkout: Path, matches: list[ErrorMatch]) -> str:

@@ -61,6 +61,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=handle_logs)
 
 
+# Run files read by one command, over every path and run (each run reads at most its own limit: 200 event files
+# or W&B run files). A parent folder of many runs is then read in seconds and its memory is bounded; the runs
+# past the limit are named in a note.
+MAX_FILES_PER_CALL = 600
+
+
+def _within_file_limit(raw: str, found: list, files_left: list[int], notes: list[str] | None) -> list:
+    """The found runs whose files fit in what is left of MAX_FILES_PER_CALL; the others said in `notes`."""
+    from core.monitor.sources import list_run_files
+
+    kept, left_out = [], []
+    for f in found:
+        n = len(list_run_files(f))
+        if n <= files_left[0]:
+            files_left[0] -= n
+            kept.append(f)
+        else:
+            files_left[0] = 0
+            left_out.append(f.label)
+    if left_out and notes is not None:
+        shown = ", ".join(left_out[:3]) + (f" and {len(left_out) - 3:,} more" if len(left_out) > 3 else "")
+        notes.append(f"{raw}: {len(left_out):,} run(s) were not read ({shown}): one command reads at most "
+                     f"{MAX_FILES_PER_CALL} run files; name the runs' own folders to read them")
+    return kept
+
+
 def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None,
                  open_found=None) -> tuple[list[RunData], list[str]]:
     """Read every run under the given paths; problems with a path become messages, not exceptions.
@@ -77,6 +103,7 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
 
     runs: list[RunData] = []
     problems: list[str] = []
+    files_left = [MAX_FILES_PER_CALL]
     for raw in paths:
         try:
             p = expand_user(raw)
@@ -87,6 +114,7 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
                     problems.append(f"{raw}: no event files (names containing 'tfevents') and no W&B run files "
                                     "(*.wandb) in this directory or below")
                     continue
+                found = _within_file_limit(raw, found, files_left, notes)
                 with batched(cache) as writes:  # one cache transaction per path, however many files
                     read = [open_found(f, cache=writes) for f in found]
             else:
@@ -205,11 +233,12 @@ def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
                    "damage": [d.model_dump() for d in f.damage],
                    "recovered_beyond_tbparse": f.lost_vs_tbparse} for f in run.files],
         "restarts": restart_summary(run),
+        "notes": run.notes,
     }
 
 
 def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
-    from core.monitor.report import MAX_RESTARTS_LISTED, evidence_rows
+    from core.monitor.report import MAX_RESTARTS_LISTED, damage_lines, evidence_rows
     from core.monitor.runs import restart_summary
     from core.monitor.slime_metrics import ordered_tags
     from core.monitor.sources import SOURCE_NAMES
@@ -224,12 +253,8 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
         facts += [f"exit code {info.exit_code}" if info.exit_code is not None else "no exit recorded"]
         facts += [f"{len(info.config)} config value(s)"]
         lines.append("   " + ", ".join(facts))
-    for f in run.files:
-        for d in f.damage:
-            lines.append(f"   ! {f.name}: {d.message}")
-        if f.lost_vs_tbparse:
-            lines.append(f"   ! {f.name}: {f.lost_vs_tbparse} scalar(s) read past damage (tbparse would stop "
-                         "before them)")
+    lines += [f"   ! {note}" for note in run.notes]
+    lines += [f"   ! {line}" for line in damage_lines(run)]
     restarts = restart_summary(run)
     for r in restarts[:MAX_RESTARTS_LISTED]:
         lines.append(f"   restart: {r['file']} went back to step {r['step']} ({r['tags']} tag(s), "

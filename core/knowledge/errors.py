@@ -23,6 +23,7 @@ from core.knowledge.traceback import (
     MAX_PASTE_CHARS as MAX_PASTE_CHARS,  # re-exported: the pages import it here
 )
 from core.knowledge.traceback import RaisedError, ReadPaste, read_paste
+from core.paths import SkippedFile, TreeReader
 from core.pins import MEGATRON_SHORT, SGLANG_VERSION, SLIME_SHORT
 from core.resources import knowledge_path
 
@@ -30,11 +31,15 @@ KNOWLEDGE_DIR = knowledge_path()
 ERRORS_PATH = KNOWLEDGE_DIR / "catalog" / "errors.json"
 ERROR_RULES_PATH = KNOWLEDGE_DIR / "catalog" / "error_rules.json"
 
-# What is read from a checkout: Python files outside tests, at most this many and this large each.
+# What is read from a checkout: Python files outside tests, at most this many, this large each and in all.
+# slime at the pin has 221 such files, 2.04 MB in all, the largest 139 KB: the limits leave a fork room to
+# grow (about 9x, 3.6x and 1.5x) and keep the index of a hostile tree within a few seconds and a few
+# hundred MB (`ast` takes up to ~2 s and ~330 MB per MB of dense code; see benchmarks/bench_hostile.py).
 SOURCE_DIRS = ("slime", "slime_plugins", "tools", "examples")
 TOP_LEVEL_FILES = ("train.py", "train_async.py")
 MAX_FILES = 2000
-MAX_FILE_BYTES = 2_000_000
+MAX_FILE_BYTES = 500_000
+MAX_TOTAL_BYTES = 3_000_000
 HOLE = "{…}"
 
 
@@ -70,6 +75,7 @@ class ErrorIndex(BaseModel):
     commit: str
     files: int
     entries: list[ErrorEntry]
+    skipped: list[SkippedFile] = Field(default_factory=list, description="files of a checkout not read, and why")
 
 
 class RuleLink(BaseModel):
@@ -203,46 +209,70 @@ class _Collector(ast.NodeVisitor):
 
 def errors_in_source(text: str, path: str, commit: str = SLIME_SHORT) -> list[ErrorEntry]:
     """Every assert (with its message, or none) and every raise with a literal or f-string message in one
-    Python file."""
+    Python file (nothing for a file that does not parse)."""
+    return read_source_errors(text, path, commit)[0]
+
+
+def read_source_errors(text: str, path: str, commit: str = SLIME_SHORT) -> tuple[list[ErrorEntry], str | None]:
+    """The entries of one Python file, and why it could not be read (None when it could): a syntax error, NUL
+    bytes, or code nested deeper than `ast` (or the collector) can follow, such as a 10,000-term `a+a+...`."""
     try:
         tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError):
-        return []
+    except SyntaxError as exc:
+        return [], f"not valid Python (line {exc.lineno})" if exc.lineno else "not valid Python"
+    except ValueError:
+        return [], "not valid Python (NUL bytes)"
+    except (RecursionError, MemoryError):
+        return [], "nested too deeply to parse"
     collector = _Collector(path, commit)
-    collector.visit(tree)
-    return collector.entries
+    try:
+        collector.visit(tree)
+    except (RecursionError, MemoryError):
+        return [], "nested too deeply to read"
+    return collector.entries, None
 
 
-def source_files(root: Path) -> list[Path]:
-    """The Python files of a slime checkout that the index reads (tests excluded), sorted."""
-    root = Path(root)
-    found = [root / name for name in TOP_LEVEL_FILES if (root / name).is_file()]
+def checkout_reader(root: Path) -> TreeReader:
+    """The guarded reader of a checkout, with the error index's limits (core.paths.TreeReader)."""
+    return TreeReader(root, max_file_bytes=MAX_FILE_BYTES, max_total_bytes=MAX_TOTAL_BYTES, max_files=MAX_FILES)
+
+
+def source_files(root: Path, reader: TreeReader | None = None) -> list[Path]:
+    """The Python files of a slime checkout that the index reads (tests excluded), sorted; only regular files,
+    never through a link that leads outside the checkout."""
+    reader = reader if reader is not None else checkout_reader(root)
+    found: list[Path] = []
+    for name in TOP_LEVEL_FILES:
+        found += reader.files(name)
     for sub in SOURCE_DIRS:
-        base = root / sub
-        if base.is_dir():
-            found += sorted(p for p in base.rglob("*.py")
-                            if "tests" not in p.relative_to(root).parts and not p.is_symlink())
+        found += reader.files(sub, skip_parts=frozenset({"tests"}), limit=MAX_FILES - len(found))
+        if len(found) >= MAX_FILES:
+            break
     return found[:MAX_FILES]
 
 
 def build_error_index(root: Path, commit: str = SLIME_SHORT) -> ErrorIndex:
-    """Read a slime checkout with `ast` (nothing is imported or run) and index its error messages."""
+    """Read a slime checkout with `ast` (nothing is imported or run) and index its error messages. Files that
+    are not regular, lead outside the checkout, are too large (or past the bytes read in all) or do not
+    parse are left out and named in `skipped`."""
     root = Path(root)
+    reader = checkout_reader(root)
     entries: list[ErrorEntry] = []
-    files = source_files(root)
+    files = source_files(root, reader)
     for path in files:
-        try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = reader.read_text(path)
+        if text is None:
             continue
-        entries += errors_in_source(text, path.relative_to(root).as_posix(), commit)
-    return ErrorIndex(commit=commit, files=len(files), entries=entries)
+        found, why = read_source_errors(text, reader.rel(path), commit)
+        if why is not None:
+            reader.skip(path, "unparsable", why)
+        entries += found
+    return ErrorIndex(commit=commit, files=len(files), entries=entries, skipped=reader.skipped)
 
 
 def index_to_json(index: ErrorIndex) -> bytes:
-    return orjson.dumps(index.model_dump(mode="json"), option=orjson.OPT_INDENT_2) + b"\n"
+    return orjson.dumps(index.model_dump(mode="json", exclude={"skipped"} if not index.skipped else None),
+                        option=orjson.OPT_INDENT_2) + b"\n"
 
 
 @lru_cache(maxsize=2)
@@ -610,17 +640,20 @@ CHECKOUT_COMMIT = "your-checkout"
 
 
 @lru_cache(maxsize=2)
-def _checkout_index(root_text: str, stamp: float) -> ErrorIndex:
+def _checkout_index(root_text: str, stamp: tuple[int, int, int]) -> ErrorIndex:
     return build_error_index(Path(root_text), CHECKOUT_COMMIT)
 
 
 def checkout_error_index(root: Path) -> ErrorIndex:
     """The index of a user's own slime checkout (a path the caller has already allowed), read again only
-    when one of its Python files changes."""
-    stamp = 0.0
-    for path in source_files(Path(root)):
+    when one of its Python files changes, appears or goes. Read with the guarded reader (`checkout_reader`):
+    the index's `skipped` names what was left out and why."""
+    newest = size = 0
+    files = source_files(Path(root))
+    for path in files:
         try:
-            stamp = max(stamp, path.stat().st_mtime)
+            st = path.stat()
         except OSError:
             continue
-    return _checkout_index(str(Path(root).resolve()), stamp)
+        newest, size = max(newest, st.st_mtime_ns), size + st.st_size
+    return _checkout_index(str(Path(root).resolve()), (len(files), newest, size))

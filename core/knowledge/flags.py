@@ -23,6 +23,7 @@ from urllib.parse import quote
 import orjson
 from pydantic import BaseModel, Field
 
+from core.paths import TreeReader, describe_skipped
 from core.pins import SLIME_SHORT
 from core.resources import knowledge_path
 
@@ -33,6 +34,13 @@ MAX_VALUES_KEPT = 8
 MAX_HELP_CHARS = 700
 SCRIPT_DIRS = ("scripts", "examples")
 MAX_SCRIPTS = 500
+# What is read from a checkout's scripts/ and examples/ (slime at the pin: 83 *.sh files, 215 KB in all,
+# the largest 11 KB), and from the files help texts are read in.
+MAX_SCRIPT_BYTES = 262_144
+MAX_SCRIPT_FILES = 2000
+MAX_SCRIPTS_TOTAL_BYTES = 8_000_000
+MAX_HELP_SOURCE_BYTES = 4_000_000
+MAX_HELP_TOTAL_BYTES = 40_000_000
 SWITCH_GIVEN = "(switch given)"
 UNRESOLVED_VALUE = "(set by the shell at run time)"
 _ENTRY_RE = re.compile(r"python[0-9.]*\s+(?:-u\s+)?\S*train(?:_async)?\.py")
@@ -56,6 +64,7 @@ class FlagReference(BaseModel):
     commit: str = SLIME_SHORT
     scripts_read: int = 0
     flags: dict[str, FlagExtra] = Field(default_factory=dict, description="keyed by the flag's first option")
+    scripts_not_read: list[str] = Field(default_factory=list, description="a checkout's scripts left out, and why")
 
 
 class FlagRow(BaseModel):
@@ -211,6 +220,7 @@ def help_and_groups(flags: Iterable[Any], roots: dict[str, Path]) -> dict[str, t
     """
     files: dict[Path, _FileFacts | None] = {}
     out: dict[str, tuple[str | None, str | None]] = {}
+    readers: dict[Path, TreeReader] = {}
     for flag in flags:
         m = _SOURCE_RE.match(flag.source or "")
         root = roots.get(m.group("pin")) if m else None
@@ -220,10 +230,10 @@ def help_and_groups(flags: Iterable[Any], roots: dict[str, Path]) -> dict[str, t
         if not path.is_file():
             path = root / m.group("path").removeprefix("python/")
         if path not in files:
-            try:
-                files[path] = _FileFacts(path.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                files[path] = None
+            reader = readers.get(root) or readers.setdefault(root, TreeReader(
+                root, max_file_bytes=MAX_HELP_SOURCE_BYTES, max_total_bytes=MAX_HELP_TOTAL_BYTES, max_files=0))
+            text = reader.read_text(path)  # inside that tree only, regular files only, bounded
+            files[path] = _FileFacts(text) if text is not None else None
         facts = files[path]
         if facts is not None:
             found = facts.by_line.get(int(m.group("line")))
@@ -237,24 +247,31 @@ def help_and_groups(flags: Iterable[Any], roots: dict[str, Path]) -> dict[str, t
 # --------------------------------------------------------------------------------------------------
 def launch_scripts(slime: Path) -> list[Path]:
     """Every *.sh under scripts/ and examples/ of a checkout that launches train.py or train_async.py."""
+    return [path for path, _ in _launch_script_texts(slime)]
+
+
+def script_reader(slime: Path) -> TreeReader:
+    """The guarded reader of a checkout's launch scripts (core.paths.TreeReader): regular files inside the
+    checkout only, never through a link that leads out, each and all of them bounded."""
+    return TreeReader(slime, max_file_bytes=MAX_SCRIPT_BYTES, max_total_bytes=MAX_SCRIPTS_TOTAL_BYTES,
+                      max_files=MAX_SCRIPT_FILES)
+
+
+def _launch_script_texts(slime: Path, reader: TreeReader | None = None) -> list[tuple[Path, str]]:
+    reader = reader if reader is not None else script_reader(slime)
     found = []
     for sub in SCRIPT_DIRS:
-        base = Path(slime) / sub
-        if not base.is_dir():
-            continue
-        for path in sorted(base.rglob("*.sh")):
-            try:
-                if path.is_symlink() or path.stat().st_size > 262_144:
-                    continue
-                if _ENTRY_RE.search(path.read_text(encoding="utf-8", errors="replace")):
-                    found.append(path)
-            except OSError:
-                continue
-    return found[:MAX_SCRIPTS]
+        for path in reader.files(sub, suffix=".sh"):
+            text = reader.read_text(path)
+            if text is not None and _ENTRY_RE.search(text):
+                found.append((path, text))
+                if len(found) >= MAX_SCRIPTS:
+                    return found
+    return found
 
 
 def script_usage(slime: Path, checkout_catalog: bool = False, sglang: Path | None = None,
-                 megatron: Path | None = None) -> tuple[int, dict[str, FlagUsage]]:
+                 megatron: Path | None = None, reader: TreeReader | None = None) -> tuple[int, dict[str, FlagUsage]]:
     """(scripts read, per flag its usage) over a checkout's launch scripts, read statically (never run).
 
     Each script is read the way the launch-script checker reads it (sourced model scripts included); a flag
@@ -267,12 +284,12 @@ def script_usage(slime: Path, checkout_catalog: bool = False, sglang: Path | Non
                            sglang_source=sglang if checkout_catalog else None,
                            megatron_source=megatron if checkout_catalog else None)
     catalog, _ = catalog_for(options.catalog_path, options.sglang_source, options.megatron_source)
-    scripts = launch_scripts(slime)
+    scripts = _launch_script_texts(slime, reader)
     counts: dict[str, Counter[str]] = {}
     used_in: dict[str, list[str]] = {}
-    for path in scripts:
-        report = check_launch_script(path.read_text(encoding="utf-8", errors="replace"), options)
-        rel = path.relative_to(slime).as_posix()
+    for path, text in scripts:
+        report = check_launch_script(text, options)
+        rel = path.relative_to(Path(slime).resolve()).as_posix()
         for flag, value in report.values.items():
             if report.categories.get(flag) == "unknown":
                 continue
@@ -290,7 +307,7 @@ def script_usage(slime: Path, checkout_catalog: bool = False, sglang: Path | Non
 
 
 def reference_to_json(reference: FlagReference) -> bytes:
-    doc = reference.model_dump(mode="json")
+    doc = reference.model_dump(mode="json", exclude={"scripts_not_read"} if not reference.scripts_not_read else None)
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
 
@@ -314,7 +331,8 @@ def _checkout_reference(path_text: str, stamp: float, sglang: Path | None = None
 
     slime = Path(path_text)
     catalog, _ = catalog_for(slime, sglang, megatron)
-    read, usage = script_usage(slime, checkout_catalog=True, sglang=sglang, megatron=megatron)
+    reader = script_reader(slime)
+    read, usage = script_usage(slime, checkout_catalog=True, sglang=sglang, megatron=megatron, reader=reader)
     bundled = load_flag_reference()
     slime_flags = [f for f in catalog.flags if f.owner == "slime"] if catalog is not None else []
     helps = help_and_groups(slime_flags, {SLIME_SHORT: slime, **{f.source.rsplit("@", 1)[-1]: slime
@@ -325,7 +343,8 @@ def _checkout_reference(path_text: str, stamp: float, sglang: Path | None = None
         help_text, group = helps.get(spec.primary, (base.help, base.group))
         flags[spec.primary] = FlagExtra(help=help_text, group=group,
                                         usage=merged_usage(spec.option_strings, usage))
-    return FlagReference(commit="your checkout", scripts_read=read, flags=flags)
+    return FlagReference(commit="your checkout", scripts_read=read, flags=flags,
+                         scripts_not_read=describe_skipped(reader.skipped))
 
 
 def checkout_reference(slime: Path, sglang: Path | None = None, megatron: Path | None = None) -> FlagReference:

@@ -8,6 +8,47 @@ from core.monitor.slime_metrics import REWARD_TAGS, SRC_TB
 from core.monitor.verdicts import Verdict
 
 MAX_RESTARTS_LISTED = 20
+MAX_FILES_PER_DAMAGE = 3  # past this many files with one kind of damage, one line (one finding) counts them
+DAMAGE_TITLES = {
+    "truncated": "end inside a record (a run still being written, or a copy cut short)",
+    "bad_payload_crc": "hold records whose checksum does not match (damaged bytes)",
+    "bad_length": "hold bytes that are not a whole record (damaged or cut)",
+    "bad_proto": "hold records that do not decode",
+    "too_large": "hold a record larger than this reader takes",
+    "skipped_value": "hold values this reader skips",
+    "not_event_file": "are not TensorBoard event files",
+    "not_wandb_file": "are not W&B run files",
+}
+
+
+def damage_groups(run: RunData) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The damage of a run's files by kind, in first-seen order: (kind, [(file name, message)])."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for f in run.files:
+        for d in f.damage:
+            groups.setdefault(d.kind, []).append((f.name, d.message))
+    return list(groups.items())
+
+
+def damage_lines(run: RunData) -> list[str]:
+    """One line per damaged file while few are; past MAX_FILES_PER_DAMAGE files, one line per kind of damage
+    with the count and the first file as an example (linear in the files, whatever their number)."""
+    lines = []
+    for kind, items in damage_groups(run):
+        if len(items) <= MAX_FILES_PER_DAMAGE:
+            lines += [f"{name}: {message}" for name, message in items]
+            continue
+        files = len({name for name, _ in items})
+        name, message = items[0]
+        lines.append(f"{files:,} files {DAMAGE_TITLES.get(kind, f'have damage of kind {kind}')}; the first, "
+                     f"{name}: {message}")
+    past = [(f.name, f.lost_vs_tbparse) for f in run.files if f.lost_vs_tbparse]
+    if len(past) <= MAX_FILES_PER_DAMAGE:
+        lines += [f"{name}: {n} scalar(s) read past damage (tbparse would stop before them)" for name, n in past]
+    else:
+        lines.append(f"{sum(n for _, n in past):,} scalar(s) in {len(past):,} files read past damage (tbparse would "
+                     "stop before them)")
+    return lines
 TBPARSE_NOTE = ("tbparse (through TensorBoard's Python reader) stops at the first damaged record of a file; "
                 "this reader drops only what is damaged and reads on.")
 
@@ -15,6 +56,17 @@ TBPARSE_NOTE = ("tbparse (through TensorBoard's Python reader) stops at the firs
 def read_findings(run: RunData) -> list[Finding]:
     """What could not be read in a run, what was recovered past damage, restarts, and a missing reward."""
     out: list[Finding] = []
+    grouped = {kind: len(items) for kind, items in damage_groups(run)}
+    for kind, items in damage_groups(run):
+        if len(items) > MAX_FILES_PER_DAMAGE:
+            name, message = items[0]
+            out.append(Finding(
+                code="MON103" if kind == "truncated" else "MON104", card="monitoring",
+                severity=Severity.INFO if kind == "truncated" else Severity.WARNING,
+                message=(f"{run.name}: {len({n for n, _ in items}):,} files "
+                         f"{DAMAGE_TITLES.get(kind, f'have damage of kind {kind}')}; the first, {name}: {message}.")))
+    for note in run.notes:
+        out.append(Finding(code="MON108", severity=Severity.INFO, card="monitoring", message=f"{run.name}: {note}."))
     if not run.files:
         out.append(Finding(code="MON100", severity=Severity.ERROR, card="monitoring",
                            message=f"{run.name}: no event files (names containing 'tfevents') here."))
@@ -26,7 +78,7 @@ def read_findings(run: RunData) -> list[Finding]:
         if f.size == 0:
             out.append(Finding(code="MON102", severity=Severity.INFO, card="monitoring",
                                message=f"{run.name}/{f.name}: empty file (a writer that has not flushed yet)."))
-        for d in f.damage:
+        for d in [x for x in f.damage if grouped.get(x.kind, 0) <= MAX_FILES_PER_DAMAGE]:
             sev = Severity.INFO if d.kind == "truncated" else Severity.WARNING
             out.append(Finding(code="MON103" if d.kind == "truncated" else "MON104", severity=sev, card="monitoring",
                                message=f"{run.name}/{f.name}: {d.message}."))

@@ -79,6 +79,7 @@ class RunData:
     scans: list[FileScan] = field(default_factory=list)
     source: str = "tensorboard"  # "tensorboard" | "wandb" (read by core.monitor.wandb.run)
     wandb: WandbRunInfo | None = None  # a W&B run's name, config, summary and exit
+    notes: list[str] = field(default_factory=list)  # what reading it left out (files past the run's limit)
 
     @property
     def tags(self) -> list[str]:

@@ -20,6 +20,8 @@ from core.launch.catalog import (
 from core.launch.catalog_build.functions import function_flag_dests
 from core.launch.catalog_build.interpreter import Interpreter
 from core.launch.catalog_build.sources import (
+    MAX_PATCH_BYTES,
+    MAX_PATCH_HUNKS,
     MAX_SOURCE_BYTES,
     FilePatch,
     PackageRoot,
@@ -115,15 +117,32 @@ def _read_dockerfile_patches(slime_dir: Path, allowed: list[Path]) -> tuple[str,
 
 
 def _load_patches(slime_dir: Path, version: str, names: list[str], strip: str, slime_pin: str,
-                  target_prefix: str, allowed: list[Path]) -> dict[str, list[FilePatch]]:
+                  target_prefix: str, allowed: list[Path], notes: list[str] | None = None,
+                  hunks_left: list[int] | None = None) -> dict[str, list[FilePatch]]:
+    """The hunks of the named patch files, per target file. A patch file larger than MAX_PATCH_BYTES, or
+    whose hunks would take the build past MAX_PATCH_HUNKS (`hunks_left`, shared by the calls of one build), is
+    not applied, and `notes` says so."""
+    notes = notes if notes is not None else []
+    hunks_left = hunks_left if hunks_left is not None else [MAX_PATCH_HUNKS]
     out: dict[str, list[FilePatch]] = {}
     for name in names:
         rel = f"docker/patch/{version}/{name}"
         path = slime_dir / rel
         if not path.is_file():
             continue
-        text = read_source_text(path, allowed, MAX_SOURCE_BYTES, rel)
-        for target, patch in parse_unified_diff(text, rel, slime_pin).items():
+        if path.stat().st_size > MAX_PATCH_BYTES:
+            notes.append(f"{rel} was not applied: it is {path.stat().st_size:,} bytes, more than the "
+                         f"{MAX_PATCH_BYTES:,} the static reader reads of one patch")
+            continue
+        text = read_source_text(path, allowed, MAX_PATCH_BYTES, rel)
+        parsed = parse_unified_diff(text, rel, slime_pin)
+        hunks = sum(len(p.hunks) for p in parsed.values())
+        if hunks > hunks_left[0]:
+            notes.append(f"{rel} was not applied: it has {hunks:,} hunks, more than the static reader applies "
+                         f"in one build ({MAX_PATCH_HUNKS:,})")
+            continue
+        hunks_left[0] -= hunks
+        for target, patch in parsed.items():
             key = target[len(strip):] if strip and target.startswith(strip) else target
             out.setdefault(f"{target_prefix}{key}", []).append(patch)
     return out
@@ -192,20 +211,23 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
         allowed = allowed_roots([Path(d) for d in (slime_dir, megatron_dir, sglang_dir, router_dir) if d is not None])
     version, megatron_patches, sglang_patches, notes = _read_dockerfile_patches(slime_dir, allowed)
     patches: dict[str, list[FilePatch]] = {}
+    hunks_left, patch_notes = [MAX_PATCH_HUNKS], []
     roots = [PackageRoot(lay.package, slime_dir, "", slime_pin, "slime")]
     out_pins: dict[str, str] = {"slime": pins.get("slime_label", slime_pin if slime_pin != LOCAL_PIN
                                                    else f"user checkout {slime_dir}")}
     if megatron_dir is not None:
         megatron_pin = pins.get("megatron", MEGATRON_SHORT)
         roots.append(PackageRoot("megatron", Path(megatron_dir), "", megatron_pin, "megatron"))
-        patches.update(_load_patches(slime_dir, version, megatron_patches, "", slime_pin, "", allowed))
+        patches.update(_load_patches(slime_dir, version, megatron_patches, "", slime_pin, "", allowed, patch_notes,
+                                     hunks_left))
         out_pins["megatron"] = megatron_pin
     else:
         out_pins["megatron"] = f"{fallback.pins.get('megatron', MEGATRON_SHORT)} (from the committed catalog)"
     if sglang_dir is not None:
         sglang_pin = pins.get("sglang", SGLANG_VERSION)
         roots.append(PackageRoot("sglang", Path(sglang_dir), "python/", sglang_pin, "sglang"))
-        for key, plist in _load_patches(slime_dir, version, sglang_patches, "", slime_pin, "", allowed).items():
+        for key, plist in _load_patches(slime_dir, version, sglang_patches, "", slime_pin, "", allowed, patch_notes,
+                                        hunks_left).items():
             patches.setdefault(key, []).extend(plist)
         out_pins["sglang"] = sglang_pin
     else:
@@ -220,6 +242,7 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
     out_pins["docker_patch_version"] = version
 
     tree = SourceTree(roots, patches, allowed)
+    tree.patch_notes.extend(patch_notes)
     interp = Interpreter(tree, fallback)
     interp.home_package = lay.package
     slime_args = tree.module(lay.dotted(SLIME_ARGS))
@@ -292,8 +315,9 @@ def _build_catalog(slime_dir: Path, megatron_dir: Path | None, sglang_dir: Path 
         shown = "; ".join(tree.patch_notes[:2]) + (f" and {len(tree.patch_notes) - 2} more" if len(tree.patch_notes) > 2
                                                    else "")
         pieces.append(CatalogPiece(name="Docker patches", status="not understood", detail=shown, effect=(
-            "the checkout's patches do not fit the Megatron/SGLang source given, so flags those hunks add are not "
-            "known (the source may already be patched, or be another version than the image's)")))
+            "the checkout's patches were not applied to the Megatron/SGLang source given, so flags those hunks add "
+            "are not known (a patch may be too large to apply, or not fit: the source may already be patched, or be "
+            "another version than the image's)")))
     catalog = Catalog(pins=out_pins, parsers=semantics, flags=specs, skipped=skipped, build_notes=notes,
                       pieces=pieces, function_flag_dests=function_dests)
     return catalog

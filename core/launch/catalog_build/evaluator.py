@@ -164,6 +164,8 @@ class Evaluator:
         if isinstance(node, ast.Constant):
             return _bounded(node.value, node)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            if len(node.elts) > MAX_VALUE_SIZE:  # told before evaluating (or printing) any of its items
+                raise Unresolved(f"a {type(node).__name__.lower()} of {len(node.elts):,} items (too large)")
             items: list[Any] = []
             for elt in node.elts:
                 if isinstance(elt, ast.Starred):
@@ -174,6 +176,8 @@ class Evaluator:
                     raise Unresolved(f"{_short_source(node)} (too large)")
             return _bounded(tuple(items) if isinstance(node, ast.Tuple) else items, node)
         if isinstance(node, ast.Dict):
+            if len(node.keys) > MAX_VALUE_SIZE:
+                raise Unresolved(f"a dict of {len(node.keys):,} items (too large)")
             out: dict[Any, Any] = {}
             for k, v in zip(node.keys, node.values, strict=True):
                 if k is None:

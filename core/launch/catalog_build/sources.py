@@ -12,9 +12,47 @@ from pathlib import Path
 from core.launch.catalog import CatalogError
 from core.paths import PathRefused, containing_roots, decode_text, read_within
 
-# Limits on what one build reads (see values.py for the interpreter's own limits).
-MAX_SOURCE_BYTES = 4_000_000  # one Python file
-MAX_TREE_SOURCE_BYTES = 20_000_000  # every Python file read for one build
+# Limits on what one build reads (see values.py for the interpreter's own limits). A build at the pins reads
+# 54 Python files, 1.43 MB in all, the largest 324 KB (SGLang's server_args.py); `ast` takes up to ~2 s and
+# ~330 MB per MB of dense code (a long literal list), so these keep a hostile checkout within seconds and
+# about a GB while leaving upstream room to grow (3x per file, 2.8x in all).
+MAX_SOURCE_BYTES = 1_000_000  # one Python file
+MAX_TREE_SOURCE_BYTES = 4_000_000  # every Python file read for one build
+# Bytes alone do not bound the parse: a literal list of 0s costs `ast` 20x what upstream code of the same size
+# does. `parse_weight` counts the characters that open a syntax node; upstream code weighs 0.1-0.15 per byte
+# (the build at the pins: about 190,000 in all, the largest file 40,000), dense code up to 1.
+MAX_SOURCE_WEIGHT = 150_000  # one file
+MAX_TREE_SOURCE_WEIGHT = 500_000  # every file of one build
+_NODE_CHARS = (b",", b"(", b"[", b"{", b"+", b"-", b"*", b"=", b".", b":")
+
+
+def parse_weight(data: bytes | str) -> int:
+    """About how many syntax nodes `ast.parse` builds for this source: separators, brackets, operators and
+    three per line (a statement, its target and value); counted in C, a millisecond per MB."""
+    raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
+    return sum(raw.count(c) for c in _NODE_CHARS) + 3 * raw.count(b"\n")
+# Docker patches: the pinned ones are at most 150 KB and a few hundred hunks; each hunk's context is looked
+# for near its stated line, and every position tried counts against one budget per build.
+MAX_PATCH_BYTES = 2_000_000
+MAX_PATCH_HUNKS = 5_000
+MAX_PATCH_PROBES = 2_000_000
+
+
+class PatchTooCostly(ValueError):
+    """Applying the Docker patches would take more work than the static reader allows (the message says which)."""
+
+
+class PatchBudget:
+    """The positions still allowed to be tried when looking for hunks' context (one per build)."""
+
+    def __init__(self, probes: int = MAX_PATCH_PROBES) -> None:
+        self.left = self.limit = probes
+
+    def spend(self, n: int, what: str) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise PatchTooCostly(f"{what} was not applied: finding its hunks' context took more than "
+                                 f"{self.limit:,} tries, the static reader's limit")
 
 
 @dataclass
@@ -83,12 +121,15 @@ def parse_unified_diff(text: str, patch_cite: str, pin: str) -> dict[str, FilePa
     return out
 
 
-def apply_patch(text: str, patch: FilePatch) -> tuple[str, dict[int, int], dict[int, str]]:
+def apply_patch(text: str, patch: FilePatch, budget: PatchBudget | None = None
+                ) -> tuple[str, dict[int, int], dict[int, str]]:
     """Apply hunks to text (searching near the stated position, as `patch` does).
 
     Returns the new text, a map new line -> original line for untouched lines, and a map new line ->
-    patch citation for added lines. Raises ValueError when a hunk's context is not found.
+    patch citation for added lines. Raises ValueError when a hunk's context is not found, PatchTooCostly
+    when looking for it spends the budget.
     """
+    budget = budget if budget is not None else PatchBudget()
     old = text.split("\n")
     origin: list[int | str] = list(range(1, len(old) + 1))
     rows: list[str] = list(old)
@@ -96,7 +137,7 @@ def apply_patch(text: str, patch: FilePatch) -> tuple[str, dict[int, int], dict[
     for start, body in patch.hunks:
         before = [t for k, t, _ in body if k in " -"]
         guess = start - 1 + shift
-        pos = _find_block(rows, before, guess)
+        pos = _find_block(rows, before, guess, budget, patch.patch_cite)
         if pos is None:
             raise ValueError(f"hunk at line {start} of {patch.patch_cite} does not apply")
         new_rows: list[str] = []
@@ -120,23 +161,37 @@ def apply_patch(text: str, patch: FilePatch) -> tuple[str, dict[int, int], dict[
     return "\n".join(rows), original_line, added
 
 
-def already_applied(text: str, patch: FilePatch) -> bool:
-    """Whether every hunk's result (its context and added lines) is already in the text: the file was patched."""
+def already_applied(text: str, patch: FilePatch, budget: PatchBudget | None = None) -> bool:
+    """Whether every hunk's result (its context and added lines) is already in the text: the file was patched.
+    Raises PatchTooCostly when looking spends the budget."""
+    budget = budget if budget is not None else PatchBudget()
     rows = text.split("\n")
     for start, body in patch.hunks:
         after = [t for k, t, _ in body if k in " +"]
-        if _find_block(rows, after, start - 1) is None:
+        if _find_block(rows, after, start - 1, budget, patch.patch_cite) is None:
             return False
     return True
 
 
-def _find_block(rows: list[str], block: list[str], guess: int) -> int | None:
+def _find_block(rows: list[str], block: list[str], guess: int, budget: PatchBudget, what: str) -> int | None:
+    """The position of `block` in `rows` nearest to `guess` (as `patch` looks), each position tried spending
+    the budget."""
     if not block:
         return max(0, min(guess, len(rows)))
+    first, size, last = block[0], len(block), len(rows) - len(block)
+    tried = 0
     for delta in range(0, len(rows) + 1):
+        tried += 2
+        if tried >= 4096:
+            budget.spend(tried, what)
+            tried = 0
         for pos in (guess - delta, guess + delta):
-            if 0 <= pos <= len(rows) - len(block) and rows[pos:pos + len(block)] == block:
+            if 0 <= pos <= last and rows[pos] == first and rows[pos:pos + size] == block:
+                budget.spend(tried, what)
                 return pos
+        if guess - delta < 0 and guess + delta > last:
+            break
+    budget.spend(tried, what)
     return None
 
 
@@ -180,6 +235,8 @@ class SourceTree:
         self._cache: dict[str, SourceFile | None] = {}
         self.patch_notes: list[str] = []
         self.bytes_read = 0
+        self.weight_read = 0
+        self.patch_budget = PatchBudget()
 
     def root_for(self, dotted: str) -> PackageRoot | None:
         head = dotted.split(".")[0]
@@ -216,13 +273,29 @@ class SourceTree:
             text = read_source_text(path, self.allowed, MAX_SOURCE_BYTES, cite_path)
         except OSError as exc:
             raise CatalogError(f"{cite_path} cannot be read: {exc.strerror or exc}.") from None
+        weight = parse_weight(text)
+        if weight > MAX_SOURCE_WEIGHT:
+            raise CatalogError(f"{cite_path} holds about {weight:,} syntax nodes (long literal lists or dense code); "
+                               f"the static reader parses files of at most {MAX_SOURCE_WEIGHT:,}.")
+        self.weight_read += weight
+        if self.weight_read > MAX_TREE_SOURCE_WEIGHT:
+            raise CatalogError(f"parsing {cite_path} takes the sources parsed past about {MAX_TREE_SOURCE_WEIGHT:,} "
+                               "syntax nodes, the static reader's limit for one build.")
         original_line: dict[int, int] | None = None
         added: dict[int, str] = {}
         for patch in self.patches.get(cite_path, []):
             try:
-                text, original_line_step, added_step = apply_patch(text, patch)
+                text, original_line_step, added_step = apply_patch(text, patch, self.patch_budget)
+            except PatchTooCostly as exc:
+                self.patch_notes.append(str(exc))
+                continue
             except ValueError as exc:
-                if not already_applied(text, patch):  # an installed, already patched package reads as it is
+                try:
+                    applied = already_applied(text, patch, self.patch_budget)
+                except PatchTooCostly as costly:
+                    self.patch_notes.append(f"{exc}; {costly}")
+                    continue
+                if not applied:  # an installed, already patched package reads as it is
                     self.patch_notes.append(str(exc))
                 continue
             # compose with earlier patches

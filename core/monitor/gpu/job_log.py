@@ -65,7 +65,15 @@ def _feed(st: JobLogState, line: str, budget: list[int]) -> None:
     if t is None:
         st.undated += 1
         return
-    info = {p.group("key"): float(p.group("num")) for p in PAIR.finditer(m.group("info")) if p.group("num")}
+    info: dict[str, float] = {}
+    for p in PAIR.finditer(m.group("info")):
+        if p.group("num"):
+            try:
+                info[p.group("key")] = float(p.group("num"))
+            except ValueError:  # a number that is not one ('1.2.3', '.'): this line only is skipped
+                st.malformed += 1
+                st.first_malformed = st.first_malformed or f"{p.group('key')}: {p.group('num')[:40]}"
+                return
     if "used_GB" not in info and "total_GB" not in info:
         st.unreadable += 1
         return
@@ -113,6 +121,8 @@ class JobLogState:
     clock: dict = field(default_factory=dict)
     undated: int = 0
     unreadable: int = 0
+    malformed: int = 0  # Memory-Usage lines with a number that does not read as one
+    first_malformed: str | None = None
     bad_text: int = 0
     full: bool = False
     offset: int = 0
@@ -164,10 +174,13 @@ def read_job_log(path: str | Path, budget: list[int], state: JobLogState | None 
     if unreadable:
         report.notes.append(f"{unreadable} line(s) mention Memory-Usage but are not slime's Memory-Usage lines; "
                             "skipped")
+    if st.malformed:
+        report.notes.append(f"{st.malformed} Memory-Usage line(s) hold a number that does not read as one and "
+                            f"were skipped (the first: {st.first_malformed})")
     if full:
         report.notes.append("more samples than this reader keeps; the later ones were left out")
     report.notes += st.head_left_out + [n for n in described if "only its last" not in n]
-    report.skipped_lines = undated + unreadable + st.bad_text
+    report.skipped_lines = undated + unreadable + st.malformed + st.bad_text
     report.samples = sum(s.samples for s in gpus)
     report.gpus = len(gpus)
     if not gpus:

@@ -34,6 +34,13 @@ NUMERIC = ("utilization", "memory_used", "memory_total", "power", "temperature")
 NAN = float("nan")
 MISSING = {"", "[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[GPU is lost]", "[Insufficient Permissions]"}
 UNIT_FACTORS = {"MiB": 1.0, "GiB": 1024.0, "KiB": 1 / 1024, "MB": 1e6 / 2**20, "GB": 1e9 / 2**20}
+# What a GPU can report: a reading outside these (or memory used above the GPU's total) is not a sample; it is
+# counted, named in the file's notes, and kept as a missing value. The largest GPUs have 288 GB and draw 1.4 kW.
+POSSIBLE = {"utilization": (0.0, 100.0), "memory_used": (0.0, 1_048_576.0), "memory_total": (0.0, 1_048_576.0),
+            "power": (0.0, 5_000.0), "temperature": (-40.0, 150.0)}
+READING_NAMES = {"utilization": "utilization (0-100 %)", "memory_used": "memory used (0 to the GPU's total)",
+                 "memory_total": "memory total (up to 1 TiB)", "power": "power (0-5,000 W)",
+                 "temperature": "temperature (-40 to 150 C)"}
 
 
 def _column_names(header: list[str]) -> list[str | None]:
@@ -118,6 +125,7 @@ class SmiState:
     first_bad: str | None = None
     full: bool = False
     notes: list = field(default_factory=list)
+    impossible: dict = field(default_factory=dict)  # field -> [count, the first such cell]
     offset: int = 0  # just past the last whole line read
     head_left_out: list = field(default_factory=list)
 
@@ -143,6 +151,9 @@ def read_nvidia_smi(path: str | Path, node: str, budget: list[int], state: SmiSt
     report.notes += st.notes
     if st.full:
         report.notes.append("more samples than this reader keeps; the later ones were left out")
+    if st.impossible:
+        parts = [f"{n:,} {READING_NAMES[key]}, such as {first!r}" for key, (n, first) in st.impossible.items()]
+        report.notes.append("readings no GPU can give were not taken as samples: " + "; ".join(parts))
     if st.skipped:
         shown = st.first_bad if len(st.first_bad or "") <= 80 else (st.first_bad or "")[:77] + "..."
         report.notes.append(f"{st.skipped} line(s) are not nvidia-smi samples and were skipped (the first: "
@@ -221,11 +232,28 @@ def _feed(st: SmiState, line: str, budget: list[int]) -> None:
             continue
         cell = cells[at]
         try:
-            columns[key].append(float(cell[:-len(suffix)] if suffix and cell.endswith(suffix) else cell))
+            value = float(cell[:-len(suffix)] if suffix and cell.endswith(suffix) else cell)
         except ValueError:
-            columns[key].append(_number(cell))
+            value = _number(cell)
+        low, high = POSSIBLE[key]
+        if not low <= value <= high and value == value:  # NaN (a missing value) is not counted
+            _impossible(st, key, cell)
+            value = NAN
+        columns[key].append(value)
+    used, total = columns["memory_used"], columns["memory_total"]
+    if used[-1] > total[-1]:  # False when either is missing
+        _impossible(st, "memory_used", cells[numeric[1][1]])
+        used[-1] = NAN
     if at_name >= 0 and not gpu.name:
         gpu.name = cells[at_name].strip()[:80]
+
+
+def _impossible(st: SmiState, key: str, cell: str) -> None:
+    seen = st.impossible.get(key)
+    if seen is None:
+        st.impossible[key] = [1, cell.strip()[:40]]
+    else:
+        seen[0] += 1
 
 
 def _layout(names: list[str | None], units: list[str]) -> tuple:

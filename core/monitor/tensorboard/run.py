@@ -37,24 +37,34 @@ from core.monitor.tensorboard.crc import masked_crc32c
 from core.monitor.tensorboard.events import FOOTER, HEADER, MAX_RECORD, scan_event_bytes
 
 EVENT_FILE_MARK = "tfevents"
+# slime's processes write a few event files per run, one more per restart; a folder with hundreds is many runs
+# or copies in one place. Past this many, the newest (by name, which starts with the time) are read.
+MAX_EVENT_FILES_PER_RUN = 200
 
 
 def is_event_file(name: str) -> bool:
     return EVENT_FILE_MARK in name
 
 
-def list_event_files(run_dir: Path) -> list[Path]:
-    """Event files directly in `run_dir`, in name order (the order TensorBoard reads them)."""
+def list_event_files(run_dir: Path, notes: list[str] | None = None, *, limit: int | None = None) -> list[Path]:
+    """Event files directly in `run_dir`, in name order (the order TensorBoard reads them): regular files, not
+    links; at most `limit` (MAX_EVENT_FILES_PER_RUN), the newest by name, the others said in `notes`."""
+    limit = MAX_EVENT_FILES_PER_RUN if limit is None else limit
     try:
-        entries = sorted(os.listdir(run_dir))
+        names = sorted(name for name in os.listdir(run_dir) if is_event_file(name))
     except OSError:
         return []
-    out = []
-    for name in entries:
-        p = run_dir / name
-        if is_event_file(name) and p.is_file() and not p.is_symlink():
+    out: list[Path] = []
+    at = len(names)
+    while at > 0 and len(out) < limit:  # from the newest, so only the files kept are looked at
+        at -= 1
+        p = Path(run_dir) / names[at]
+        if p.is_file() and not p.is_symlink():
             out.append(p)
-    return out
+    if at > 0 and notes is not None:
+        notes.append(f"{at:,} older event file(s) of this folder were left out: at most {limit} are read per run, "
+                     "the newest by name (a run writes a few; are many runs or copies in one folder?)")
+    return out[::-1]
 
 
 def discover_runs(root: Path, *, max_dirs: int = MAX_DIRS_WALKED) -> list[Path]:
@@ -106,12 +116,14 @@ def read_run(run_dir: str | Path, *, name: str | None = None, cache=None, on_pro
              files: list[Path] | None = None) -> RunData:
     """Read every event file of a run (with the cache when given), then stitch each tag."""
     run_dir = Path(run_dir)
-    paths = files if files is not None else list_event_files(run_dir)
+    notes: list[str] = []
+    paths = files if files is not None else list_event_files(run_dir, notes)
     stats, key = files_key(paths)
     hit = cached_run(cache, key, name or run_dir.name, run_dir.name, on_progress, path=str(run_dir))
     if hit is not None:
+        hit.notes = notes
         return hit
-    run = RunData(name=name or run_dir.name, path=str(run_dir))
+    run = RunData(name=name or run_dir.name, path=str(run_dir), notes=notes)
     sizes = [max(1, st.st_size) for st in stats]
     total = float(sum(sizes)) or 1.0
     done = 0.0
