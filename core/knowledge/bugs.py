@@ -26,6 +26,7 @@ MAX_MATCH_CHARS = 200_000
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PR = re.compile(r"^#\d+$")
 
 
 class Detect(BaseModel):
@@ -51,14 +52,23 @@ class Detect(BaseModel):
         return v
 
 
+BugKind = Literal["fix", "revert", "default", "removal"]
+
+
 class KnownBug(BaseModel):
     id: str
+    kind: BugKind = Field("fix", description="a fixed bug, a reverted change, a changed default or a removed flag "
+                                              "or backend")
     title: str = Field(min_length=1)
     symptom: str = Field(min_length=1, description="what users see, in our words")
+    error: str = Field("", description="the message the old code printed, as it formats it ({expr} for a field)")
     markers: list[str] = Field(default_factory=list, description="phrases of the message that identify it")
     affected: str = Field(min_length=1, description="which versions or dates have the bug")
+    introduced_commit: str = Field("", description="the commit that brought the old behaviour in, when known")
+    introduced_pr: str = Field("", description="its pull request, e.g. '#394'")
+    introduced_date: str = Field("", description="its date, YYYY-MM-DD")
     fix_commit: str = Field(description="the upstream commit that fixed it")
-    fix_pr: str = Field(min_length=1, description="the pull request, e.g. '#1632'")
+    fix_pr: str = Field("", description="the pull request, e.g. '#1632'; empty for a commit pushed without one")
     fix_date: str
     workaround: str = Field(min_length=1)
     cause: str = Field(min_length=1)
@@ -74,19 +84,28 @@ class KnownBug(BaseModel):
             raise ValueError(f"id must be lower-case words joined by '-': {v!r}")
         return v
 
-    @field_validator("fix_commit")
+    @field_validator("fix_commit", "introduced_commit")
     @classmethod
-    def _commit_ok(cls, v: str) -> str:
-        if not _COMMIT.match(v):
-            raise ValueError(f"fix_commit must be a hex commit id: {v!r}")
+    def _commit_ok(cls, v: str, info) -> str:  # noqa: ANN001
+        if v or info.field_name == "fix_commit":
+            if not _COMMIT.match(v):
+                raise ValueError(f"{info.field_name} must be a hex commit id: {v!r}")
         return v
 
-    @field_validator("fix_date")
+    @field_validator("fix_pr", "introduced_pr")
     @classmethod
-    def _date_ok(cls, v: str) -> str:
-        if not _DATE.match(str(v)):
-            raise ValueError(f"fix_date must be YYYY-MM-DD: {v!r}")
-        return str(v)
+    def _pr_ok(cls, v: str, info) -> str:  # noqa: ANN001
+        if v and not _PR.match(v):
+            raise ValueError(f"{info.field_name} must be '#' and a number: {v!r}")
+        return v
+
+    @field_validator("fix_date", "introduced_date", mode="before")
+    @classmethod
+    def _date_ok(cls, v: object, info) -> str:  # noqa: ANN001
+        v = str(v) if v is not None else ""
+        if (v or info.field_name == "fix_date") and not _DATE.match(v):
+            raise ValueError(f"{info.field_name} must be YYYY-MM-DD: {v!r}")
+        return v
 
     @field_validator("markers")
     @classmethod
@@ -115,14 +134,14 @@ class KnownBug(BaseModel):
     @property
     def fixed_upstream(self) -> str:
         """`fixed upstream in <commit> (<PR>, <date>)`."""
-        return f"fixed upstream in {self.fix_commit[:9]} ({self.fix_pr}, {self.fix_date})"
+        return f"fixed upstream in {self.fix_commit[:9]} ({self.fix_pr or 'no PR'}, {self.fix_date})"
 
     @property
     def fix_url(self) -> str:
         return f"https://github.com/THUDM/slime/commit/{self.fix_commit}"
 
     def text(self) -> str:
-        return f"{self.title} {self.symptom} {self.cause} {self.workaround} {self.affected}"
+        return f"{self.title} {self.error} {self.symptom} {self.cause} {self.workaround} {self.affected}"
 
 
 class BugsTableError(ValueError):
