@@ -1,0 +1,137 @@
+"""The known-bugs table built from slime's fix history: every detection marker replays against the fixing
+commit (the file before the fix reads "not fixed", the file at the fix "fixed"), every entry's commits exist in
+slime's history, the listing tool counts the window by its rule, and `ask` finds an entry from the old error
+text pasted as is. The replay tests read slime's git history under SLIME_ASSISTANT_SOURCES (skipped without it);
+they write only under tmp_path."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.knowledge.bugs import KnownBug, checkout_has_fix, load_bugs
+from core.pins import SLIME_SHORT, pinned_source_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+SLIME = pinned_source_dir("slime")
+HISTORY = (SLIME / ".git").exists()
+needs_history = pytest.mark.skipif(not HISTORY, reason="slime's git history is not on this machine "
+                                                       "(set SLIME_ASSISTANT_SOURCES)")
+
+
+def _blobs(specs: list[str]) -> dict[str, bytes | None]:
+    """`rev:path` -> the file's bytes, or None where the path does not exist at that revision (one
+    `git cat-file --batch` for all of them)."""
+    out = subprocess.run(["git", "-C", str(SLIME), "cat-file", "--batch"], input="\n".join(specs).encode() + b"\n",
+                         capture_output=True, check=True, timeout=300).stdout
+    result: dict[str, bytes | None] = {}
+    pos = 0
+    for spec in specs:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].decode()
+        pos = end + 1
+        if header.endswith(" missing"):
+            result[spec] = None
+            continue
+        size = int(header.rsplit(" ", 1)[1])
+        result[spec] = out[pos:pos + size]
+        pos += size + 1
+    return result
+
+
+def _checkout_with(tmp: Path, bug: KnownBug, data: bytes | None) -> Path:
+    """A one-file checkout holding the entry's file as it was at one revision (or not holding it)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    if data is not None:
+        target = tmp / bug.detect.file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return tmp
+
+
+@needs_history
+def test_every_marker_says_not_fixed_before_and_fixed_at_the_fix(tmp_path):
+    bugs = load_bugs()
+    specs = [f"{b.fix_commit}{suffix}:{b.detect.file}" for b in bugs for suffix in ("^", "")]
+    blobs = _blobs(specs)
+    wrong = []
+    for n, b in enumerate(bugs):
+        before = checkout_has_fix(b, _checkout_with(tmp_path / f"{n}-before", b, blobs[f"{b.fix_commit}^:{b.detect.file}"]))
+        after = checkout_has_fix(b, _checkout_with(tmp_path / f"{n}-after", b, blobs[f"{b.fix_commit}:{b.detect.file}"]))
+        if (before.has_fix, after.has_fix) != (False, True):
+            wrong.append((b.id, before.detail, after.detail))
+    assert not wrong, wrong
+
+
+@needs_history
+def test_entries_name_real_commits_of_slime_before_the_pin():
+    bugs = load_bugs()
+    ancestors = set(subprocess.run(["git", "-C", str(SLIME), "rev-list", SLIME_SHORT], capture_output=True, text=True,
+                                   check=True, timeout=60).stdout.split())
+    for b in bugs:
+        assert b.fix_commit in ancestors, b.id
+        assert not b.introduced_commit or b.introduced_commit in ancestors, b.id
+        subject = subprocess.run(["git", "-C", str(SLIME), "show", "-s", "--format=%s%n%cd", "--date=short",
+                                  b.fix_commit], capture_output=True, text=True, check=True).stdout.split("\n")
+        pr = re.search(r"\(#(\d+)\)\s*$", subject[0])
+        assert b.fix_pr == (f"#{pr.group(1)}" if pr else ""), (b.id, subject[0])
+        if b.introduced_commit:  # dates can be out of order after a rebase; ancestry cannot
+            assert subprocess.run(["git", "-C", str(SLIME), "merge-base", "--is-ancestor", b.introduced_commit,
+                                   b.fix_commit], timeout=60).returncode == 0, b.id
+
+
+def test_the_table_covers_the_fix_history_at_scale():
+    bugs = load_bugs()
+    assert len(bugs) >= 250
+    assert {b.kind for b in bugs} == {"fix", "revert", "default", "removal"}
+    with_error = [b for b in bugs if b.error]
+    assert len(with_error) >= 40
+    for b in with_error:  # one paste marker is a piece of the old message (lower-cased), so a paste matches it
+        flat = " ".join(_paste(b).lower().split())
+        assert not b.markers or any(m in flat for m in b.markers), b.id
+
+
+@needs_history
+def test_the_listing_tool_counts_the_window_by_its_rule():
+    spec = importlib.util.spec_from_file_location("list_fix_commits", ROOT / "tools" / "list_fix_commits.py")
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules["list_fix_commits"] = tool
+    spec.loader.exec_module(tool)
+    rows = tool.list_candidates(SLIME, "2025-02-21", "2026-08-22")
+    by_subject = [r for r in rows if "subject" in r["reasons"]]
+    assert len(by_subject) >= 600 and len(rows) >= len(by_subject)
+    assert all(tool.SUBJECT_RE.search(r["subject"]) for r in by_subject)
+    covered = {b.fix_commit for b in load_bugs()}
+    assert sum(r["commit"] in covered for r in rows) >= 250
+    assert tool.diff_reasons("--- a/slime/x.py\n+++ b/slime/x.py\n-    raise ValueError('x')\n") == ["raise"]
+    assert tool.diff_reasons("--- a/slime/a.py\n+++ b/slime/a.py\n-parser.add_argument(\"--gone\", default=1)\n"
+                             ) == ["flag-removed"]
+
+
+def _sampled_pastes() -> list[KnownBug]:
+    """Every entry whose old message carries a paste marker, then every (n // 20)-th of them in table order,
+    20 at most: a fixed rule, not a hand-picked list."""
+    rows = [b for b in load_bugs() if b.error and b.markers]
+    return rows[::max(1, len(rows) // 20)][:20]
+
+
+def _paste(bug: KnownBug) -> str:
+    """The old message as a user pastes it: every `{field}` of the template filled with a value."""
+    return re.sub(r"\{[^{}]*\}", "7", bug.error)
+
+
+@pytest.mark.parametrize("bug", _sampled_pastes(), ids=lambda b: b.id)
+def test_ask_finds_the_entry_from_the_old_error_text(bug):
+    from core.knowledge.search import get_index
+
+    index = get_index()
+    top = [(r.kind, r.id) for r in index.ask(_paste(bug), limit=3).results]
+    assert ("bug", bug.id) in top, top
+    traceback = (f"Traceback (most recent call last):\n  File \"/root/slime/{bug.detect.file}\", line 12, in run\n"
+                 f"{_paste(bug)}\n")
+    assert ("bug", bug.id) in [(r.kind, r.id) for r in index.ask(traceback, limit=3).results]
