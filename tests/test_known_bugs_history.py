@@ -56,7 +56,7 @@ def _checkout_with(tmp: Path, bug: KnownBug, data: bytes | None) -> Path:
 
 @needs_history
 def test_every_marker_says_not_fixed_before_and_fixed_at_the_fix(tmp_path):
-    bugs = load_bugs()
+    bugs = [b for b in load_bugs() if b.layer == "slime"]
     specs = [f"{b.fix_commit}{suffix}:{b.detect.file}" for b in bugs for suffix in ("^", "")]
     blobs = _blobs(specs)
     wrong = []
@@ -70,7 +70,7 @@ def test_every_marker_says_not_fixed_before_and_fixed_at_the_fix(tmp_path):
 
 @needs_history
 def test_entries_name_real_commits_of_slime_before_the_pin():
-    bugs = load_bugs()
+    bugs = [b for b in load_bugs() if b.layer == "slime"]
     ancestors = set(subprocess.run(["git", "-C", str(SLIME), "rev-list", SLIME_SHORT], capture_output=True, text=True,
                                    check=True, timeout=60).stdout.split())
     for b in bugs:
@@ -135,3 +135,16 @@ def test_ask_finds_the_entry_from_the_old_error_text(bug):
     traceback = (f"Traceback (most recent call last):\n  File \"/root/slime/{bug.detect.file}\", line 12, in run\n"
                  f"{_paste(bug)}\n")
     assert ("bug", bug.id) in [(r.kind, r.id) for r in index.ask(traceback, limit=3).results]
+
+
+def test_upstream_layers_bugs_are_keyed_by_version_and_found_from_a_paste():
+    from core.knowledge.search import get_index
+
+    upstream = [b for b in load_bugs() if b.layer != "slime"]
+    assert {b.layer for b in upstream} == {"sglang", "megatron"}
+    for b in upstream:
+        assert b.versions and all(u.startswith("https://github.com/") for u in b.upstream), b.id
+    paste = ("RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+             "pre_model_load_memory=60.1, local_gpu_memory=75.2, local_gpu_memory * 0.9=67.68")
+    top = [(r.kind, r.id) for r in get_index().ask(paste, limit=3).results]
+    assert top[0] == ("bug", "sglang-tp-memory-imbalance-env-inverted"), top

@@ -53,10 +53,14 @@ class Detect(BaseModel):
 
 
 BugKind = Literal["fix", "revert", "default", "removal"]
+Layer = Literal["slime", "sglang", "megatron"]
+LAYER_NAMES = {"slime": "slime", "sglang": "SGLang", "megatron": "Megatron-LM"}
 
 
 class KnownBug(BaseModel):
     id: str
+    layer: Layer = Field("slime", description="whose code has the bug: slime's (fixed by a slime commit, told from a "
+                                              "checkout's code) or an upstream layer's (keyed by its versions)")
     kind: BugKind = Field("fix", description="a fixed bug, a reverted change, a changed default or a removed flag "
                                               "or backend")
     title: str = Field(min_length=1)
@@ -67,12 +71,16 @@ class KnownBug(BaseModel):
     introduced_commit: str = Field("", description="the commit that brought the old behaviour in, when known")
     introduced_pr: str = Field("", description="its pull request, e.g. '#394'")
     introduced_date: str = Field("", description="its date, YYYY-MM-DD")
-    fix_commit: str = Field(description="the upstream commit that fixed it")
+    fix_commit: str = Field("", description="the slime commit that fixed it (required for layer slime)")
     fix_pr: str = Field("", description="the pull request, e.g. '#1632'; empty for a commit pushed without one")
-    fix_date: str
+    fix_date: str = ""
+    versions: list[str] = Field(default_factory=list, description="upstream layer: the versions (as slime's images "
+                                                                  "shipped them) that have the bug")
+    fixed_in: str = Field("", description="upstream layer: the first version with the fix; empty when open at the pin")
+    upstream: list[str] = Field(default_factory=list, description="upstream layer: its issue, PR or release URLs")
     workaround: str = Field(min_length=1)
     cause: str = Field(min_length=1)
-    detect: Detect
+    detect: Detect | None = None
     threads: list[str] = Field(min_length=1, description="issue and pull-request URLs read")
     sources: list[str] = Field(default_factory=list)
     cards: list[str] = Field(default_factory=list)
@@ -87,7 +95,7 @@ class KnownBug(BaseModel):
     @field_validator("fix_commit", "introduced_commit")
     @classmethod
     def _commit_ok(cls, v: str, info) -> str:  # noqa: ANN001
-        if v or info.field_name == "fix_commit":
+        if v:
             if not _COMMIT.match(v):
                 raise ValueError(f"{info.field_name} must be a hex commit id: {v!r}")
         return v
@@ -103,7 +111,7 @@ class KnownBug(BaseModel):
     @classmethod
     def _date_ok(cls, v: object, info) -> str:  # noqa: ANN001
         v = str(v) if v is not None else ""
-        if (v or info.field_name == "fix_date") and not _DATE.match(v):
+        if v and not _DATE.match(v):
             raise ValueError(f"{info.field_name} must be YYYY-MM-DD: {v!r}")
         return v
 
@@ -131,17 +139,38 @@ class KnownBug(BaseModel):
             raise ValueError(f"sources must be path:line@pin or URLs; not: {bad}")
         return v
 
+    @model_validator(mode="after")
+    def _layer_fields(self) -> KnownBug:
+        if self.layer == "slime":
+            missing = [n for n in ("fix_commit", "fix_date") if not getattr(self, n)]
+            if missing or self.detect is None:
+                raise ValueError(f"a slime bug needs fix_commit, fix_date and detect (missing: "
+                                 f"{', '.join(missing + ([] if self.detect else ['detect']))})")
+        elif not self.versions or not self.upstream:
+            raise ValueError("an upstream layer's bug needs its versions and upstream URLs")
+        bad = [u for u in self.upstream if not u.startswith("https://")]
+        if bad:
+            raise ValueError(f"upstream must be https URLs; not: {bad}")
+        return self
+
     @property
     def fixed_upstream(self) -> str:
         """`fixed upstream in <commit> (<PR>, <date>)`."""
+        if self.layer != "slime":
+            name = LAYER_NAMES[self.layer]
+            return (f"fixed upstream in {name} {self.fixed_in}" if self.fixed_in else
+                    f"not fixed in the {name} of slime's image at the pin") + f" ({name} {', '.join(self.versions)})"
         return f"fixed upstream in {self.fix_commit[:9]} ({self.fix_pr or 'no PR'}, {self.fix_date})"
 
     @property
     def fix_url(self) -> str:
+        if self.layer != "slime":
+            return self.upstream[0]
         return f"https://github.com/THUDM/slime/commit/{self.fix_commit}"
 
     def text(self) -> str:
-        return f"{self.title} {self.error} {self.symptom} {self.cause} {self.workaround} {self.affected}"
+        return (f"{self.title} {self.error} {self.symptom} {self.cause} {self.workaround} {self.affected} "
+                f"{LAYER_NAMES[self.layer]} {' '.join(self.versions)}")
 
 
 class BugsTableError(ValueError):
@@ -186,6 +215,10 @@ def checkout_has_fix(bug: KnownBug, checkout: Path | str) -> FixStatus:
     marker. Never runs git; never reads outside those roots; reads at most MAX_SOURCE_BYTES."""
     from core.paths import PathRefused, containing_roots, decode_text, read_within
 
+    if bug.detect is None:
+        return FixStatus(bug=bug.id, has_fix=None, detail=f"this is a bug of {LAYER_NAMES[bug.layer]}, not of slime's "
+                                                          f"code: compare your image's {LAYER_NAMES[bug.layer]} version "
+                                                          f"with {', '.join(bug.versions)}")
     root = Path(checkout)
     target = root / bug.detect.file
     kind = bug.detect.kind
