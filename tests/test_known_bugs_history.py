@@ -85,6 +85,18 @@ def test_entries_name_real_commits_of_slime_before_the_pin():
                                    b.fix_commit], timeout=60).returncode == 0, b.id
 
 
+@needs_history
+def test_paste_markers_are_gone_from_slime_at_the_fix():
+    """A paste marker that slime's own code still holds after the fix would name an old bug for a current
+    error: the marker must be absent from every Python file of the fixing commit (lower-cased, spaces joined)."""
+    for b in [b for b in load_bugs() if b.layer == "slime" and b.markers]:
+        files = subprocess.run(["git", "-C", str(SLIME), "ls-tree", "-r", "--name-only", b.fix_commit],
+                               capture_output=True, text=True, check=True, timeout=60).stdout.split()
+        blobs = _blobs([f"{b.fix_commit}:{f}" for f in files if f.endswith(".py")])
+        code = " ".join(b"\n".join(v for v in blobs.values() if v).decode("utf-8", "replace").lower().split())
+        assert not [m for m in b.markers if m in code], b.id
+
+
 def test_the_table_covers_the_fix_history_at_scale():
     bugs = load_bugs()
     assert len(bugs) >= 250
