@@ -8,6 +8,8 @@ from typing import TypeVar
 import yaml
 from pydantic import BaseModel
 
+from core.knowledge.cards import _safe_yaml
+
 Entry = TypeVar("Entry", bound=BaseModel)
 
 
@@ -15,7 +17,7 @@ def parse_table(text: str, key: str, model: type[Entry], what: str, error: type[
     """The entries under `key`, in file order; `error` (its message naming `what`) when the text is not YAML,
     not a mapping with a `key` list, or repeats an id."""
     try:
-        data = yaml.safe_load(text) or {}
+        data = _safe_yaml(text) or {}  # libyaml's safe loader where present: the known-bugs table is large
     except yaml.YAMLError as exc:
         raise error(f"{what}: not valid YAML: {exc}") from exc
     rows = data.get(key) if isinstance(data, dict) else None
