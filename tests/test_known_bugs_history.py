@@ -76,6 +76,7 @@ def test_entries_name_real_commits_of_slime_before_the_pin():
     for b in bugs:
         assert b.fix_commit in ancestors, b.id
         assert not b.introduced_commit or b.introduced_commit in ancestors, b.id
+        assert set(b.also_fixes) <= ancestors, b.id
         subject = subprocess.run(["git", "-C", str(SLIME), "show", "-s", "--format=%s%n%cd", "--date=short",
                                   b.fix_commit], capture_output=True, text=True, check=True).stdout.split("\n")
         pr = re.search(r"\(#(\d+)\)\s*$", subject[0])

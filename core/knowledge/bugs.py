@@ -73,6 +73,8 @@ class KnownBug(BaseModel):
     introduced_date: str = Field("", description="its date, YYYY-MM-DD")
     fix_commit: str = Field("", description="the slime commit that fixed it (required for layer slime)")
     fix_pr: str = Field("", description="the pull request, e.g. '#1632'; empty for a commit pushed without one")
+    also_fixes: list[str] = Field(default_factory=list, description="other commits this entry stands for (the "
+                                                                   "rest of a series of reverts, a restore)")
     fix_date: str = ""
     versions: list[str] = Field(default_factory=list, description="upstream layer: the versions (as slime's images "
                                                                   "shipped them) that have the bug")
@@ -98,6 +100,14 @@ class KnownBug(BaseModel):
         if v:
             if not _COMMIT.match(v):
                 raise ValueError(f"{info.field_name} must be a hex commit id: {v!r}")
+        return v
+
+    @field_validator("also_fixes")
+    @classmethod
+    def _also_ok(cls, v: list[str]) -> list[str]:
+        bad = [c for c in v if not _COMMIT.match(c)]
+        if bad:
+            raise ValueError(f"also_fixes must be hex commit ids; not: {bad}")
         return v
 
     @field_validator("fix_pr", "introduced_pr")
