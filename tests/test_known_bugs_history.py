@@ -161,3 +161,39 @@ def test_upstream_layers_bugs_are_keyed_by_version_and_found_from_a_paste():
              "pre_model_load_memory=60.1, local_gpu_memory=75.2, local_gpu_memory * 0.9=67.68")
     top = [(r.kind, r.id) for r in get_index().ask(paste, limit=3).results]
     assert top[0] == ("bug", "sglang-tp-memory-imbalance-env-inverted"), top
+
+
+def _draft_tool():
+    spec = importlib.util.spec_from_file_location("draft_known_bugs", ROOT / "tools" / "draft_known_bugs.py")
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules["draft_known_bugs"] = tool
+    spec.loader.exec_module(tool)
+    return tool
+
+
+def test_the_draft_tool_formats_old_messages_and_merges_notes_into_valid_entries():
+    import ast
+    import json
+
+    import yaml
+
+    from core.knowledge.bugs import parse_bugs
+
+    tool = _draft_tool()
+    source = 'assert n > 1, f"n_quantiles({n}) must be greater than 1."\n'
+    node = ast.parse(source).body[0]
+    assert tool._fmt(node.msg, source) == "n_quantiles({n}) must be greater than 1."
+    commit = "a" * 40
+    drafts = {commit: {"commit": commit, "date": "2026-01-02", "pr": "#12", "subject": "fix x (#12)",
+                       "files": ["slime/x.py"], "old_messages": [],
+                       "marker": {"file": "slime/x.py", "kind": "added", "markers": ["return int(x)"], "pin_line": 3},
+                       "introduced": {"commit": "b" * 40, "date": "2025-12-01", "pr": "#3", "subject": "add x (#3)"}}}
+    notes = {commit[:9]: {"id": "x-bug", "t": "Title", "s": "Symptom.", "c": "Cause.", "w": "Workaround.",
+                          "e": "x must be {x}", "m": ["x must be"]},
+             "bbbbbbbbb": {"id": "already-there"}}
+    entries = tool.merge(notes, drafts, skip_ids={"already-there"})
+    bug = parse_bugs(json.dumps({"bugs": entries}))[0]
+    assert bug.fix_pr == "#12" and bug.introduced_pr == "#3" and bug.detect.markers == ["return int(x)"]
+    assert bug.affected == "slime from bbbbbbbbb (#3, 2025-12-01) until the fix (2026-01-02)"
+    assert bug.sources == ["slime/x.py:3@624b824a"] and bug.threads == ["https://github.com/THUDM/slime/pull/12"]
+    assert yaml.safe_load(yaml.safe_dump(entries)) == entries
