@@ -26,6 +26,7 @@ MAX_MATCH_CHARS = 200_000
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PR = re.compile(r"^#\d+$")
 
 
 class Detect(BaseModel):
@@ -51,18 +52,37 @@ class Detect(BaseModel):
         return v
 
 
+BugKind = Literal["fix", "revert", "default", "removal"]
+Layer = Literal["slime", "sglang", "megatron"]
+LAYER_NAMES = {"slime": "slime", "sglang": "SGLang", "megatron": "Megatron-LM"}
+
+
 class KnownBug(BaseModel):
     id: str
+    layer: Layer = Field("slime", description="whose code has the bug: slime's (fixed by a slime commit, told from a "
+                                              "checkout's code) or an upstream layer's (keyed by its versions)")
+    kind: BugKind = Field("fix", description="a fixed bug, a reverted change, a changed default or a removed flag "
+                                              "or backend")
     title: str = Field(min_length=1)
     symptom: str = Field(min_length=1, description="what users see, in our words")
+    error: str = Field("", description="the message the old code printed, as it formats it ({expr} for a field)")
     markers: list[str] = Field(default_factory=list, description="phrases of the message that identify it")
     affected: str = Field(min_length=1, description="which versions or dates have the bug")
-    fix_commit: str = Field(description="the upstream commit that fixed it")
-    fix_pr: str = Field(min_length=1, description="the pull request, e.g. '#1632'")
-    fix_date: str
+    introduced_commit: str = Field("", description="the commit that brought the old behaviour in, when known")
+    introduced_pr: str = Field("", description="its pull request, e.g. '#394'")
+    introduced_date: str = Field("", description="its date, YYYY-MM-DD")
+    fix_commit: str = Field("", description="the slime commit that fixed it (required for layer slime)")
+    fix_pr: str = Field("", description="the pull request, e.g. '#1632'; empty for a commit pushed without one")
+    also_fixes: list[str] = Field(default_factory=list, description="other commits this entry stands for (the "
+                                                                   "rest of a series of reverts, a restore)")
+    fix_date: str = ""
+    versions: list[str] = Field(default_factory=list, description="upstream layer: the versions (as slime's images "
+                                                                  "shipped them) that have the bug")
+    fixed_in: str = Field("", description="upstream layer: the first version with the fix; empty when open at the pin")
+    upstream: list[str] = Field(default_factory=list, description="upstream layer: its issue, PR or release URLs")
     workaround: str = Field(min_length=1)
     cause: str = Field(min_length=1)
-    detect: Detect
+    detect: Detect | None = None
     threads: list[str] = Field(min_length=1, description="issue and pull-request URLs read")
     sources: list[str] = Field(default_factory=list)
     cards: list[str] = Field(default_factory=list)
@@ -74,19 +94,36 @@ class KnownBug(BaseModel):
             raise ValueError(f"id must be lower-case words joined by '-': {v!r}")
         return v
 
-    @field_validator("fix_commit")
+    @field_validator("fix_commit", "introduced_commit")
     @classmethod
-    def _commit_ok(cls, v: str) -> str:
-        if not _COMMIT.match(v):
-            raise ValueError(f"fix_commit must be a hex commit id: {v!r}")
+    def _commit_ok(cls, v: str, info) -> str:  # noqa: ANN001
+        if v:
+            if not _COMMIT.match(v):
+                raise ValueError(f"{info.field_name} must be a hex commit id: {v!r}")
         return v
 
-    @field_validator("fix_date")
+    @field_validator("also_fixes")
     @classmethod
-    def _date_ok(cls, v: str) -> str:
-        if not _DATE.match(str(v)):
-            raise ValueError(f"fix_date must be YYYY-MM-DD: {v!r}")
-        return str(v)
+    def _also_ok(cls, v: list[str]) -> list[str]:
+        bad = [c for c in v if not _COMMIT.match(c)]
+        if bad:
+            raise ValueError(f"also_fixes must be hex commit ids; not: {bad}")
+        return v
+
+    @field_validator("fix_pr", "introduced_pr")
+    @classmethod
+    def _pr_ok(cls, v: str, info) -> str:  # noqa: ANN001
+        if v and not _PR.match(v):
+            raise ValueError(f"{info.field_name} must be '#' and a number: {v!r}")
+        return v
+
+    @field_validator("fix_date", "introduced_date", mode="before")
+    @classmethod
+    def _date_ok(cls, v: object, info) -> str:  # noqa: ANN001
+        v = str(v) if v is not None else ""
+        if v and not _DATE.match(v):
+            raise ValueError(f"{info.field_name} must be YYYY-MM-DD: {v!r}")
+        return v
 
     @field_validator("markers")
     @classmethod
@@ -112,17 +149,38 @@ class KnownBug(BaseModel):
             raise ValueError(f"sources must be path:line@pin or URLs; not: {bad}")
         return v
 
+    @model_validator(mode="after")
+    def _layer_fields(self) -> KnownBug:
+        if self.layer == "slime":
+            missing = [n for n in ("fix_commit", "fix_date") if not getattr(self, n)]
+            if missing or self.detect is None:
+                raise ValueError(f"a slime bug needs fix_commit, fix_date and detect (missing: "
+                                 f"{', '.join(missing + ([] if self.detect else ['detect']))})")
+        elif not self.versions or not self.upstream:
+            raise ValueError("an upstream layer's bug needs its versions and upstream URLs")
+        bad = [u for u in self.upstream if not u.startswith("https://")]
+        if bad:
+            raise ValueError(f"upstream must be https URLs; not: {bad}")
+        return self
+
     @property
     def fixed_upstream(self) -> str:
         """`fixed upstream in <commit> (<PR>, <date>)`."""
-        return f"fixed upstream in {self.fix_commit[:9]} ({self.fix_pr}, {self.fix_date})"
+        if self.layer != "slime":
+            name = LAYER_NAMES[self.layer]
+            return (f"fixed upstream in {name} {self.fixed_in}" if self.fixed_in else
+                    f"not fixed in the {name} of slime's image at the pin") + f" ({name} {', '.join(self.versions)})"
+        return f"fixed upstream in {self.fix_commit[:9]} ({self.fix_pr or 'no PR'}, {self.fix_date})"
 
     @property
     def fix_url(self) -> str:
+        if self.layer != "slime":
+            return self.upstream[0]
         return f"https://github.com/THUDM/slime/commit/{self.fix_commit}"
 
     def text(self) -> str:
-        return f"{self.title} {self.symptom} {self.cause} {self.workaround} {self.affected}"
+        return (f"{self.title} {self.error} {self.symptom} {self.cause} {self.workaround} {self.affected} "
+                f"{LAYER_NAMES[self.layer]} {' '.join(self.versions)}")
 
 
 class BugsTableError(ValueError):
@@ -163,6 +221,10 @@ def checkout_has_fix(bug: KnownBug, checkout: Path | str) -> FixStatus:
     marker. Never runs git; never reads outside those roots; reads at most MAX_SOURCE_BYTES."""
     from core.paths import PathRefused, containing_roots, decode_text, read_within
 
+    if bug.detect is None:
+        return FixStatus(bug=bug.id, has_fix=None, detail=f"this is a bug of {LAYER_NAMES[bug.layer]}, not of slime's "
+                                                          f"code: compare your image's {LAYER_NAMES[bug.layer]} version "
+                                                          f"with {', '.join(bug.versions)}")
     root = Path(checkout)
     target = root / bug.detect.file
     kind = bug.detect.kind
