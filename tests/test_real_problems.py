@@ -2,9 +2,11 @@
 where the input is a script: the share answered in the top 3, and the share whose first result points
 confidently at the wrong place (a matched error, runtime message or known bug that is not an answer).
 
-Two sets, reported separately: tests/real_problems.yaml (the set the knowledge base was written against) and
+Three sets, reported separately: tests/real_problems.yaml (the set the knowledge base was written against),
 tests/real_problems_heldout.yaml (threads no knowledge file cites, collected and measured before the ranking
-changes made with it; kept to measure classes of misses, not tuned case by case). Run with `-s` to see the
+changes made with it; kept to measure classes of misses, not tuned case by case) and
+tests/real_problems_drawn.yaml (threads drawn by a written procedure before issue 26's changes, frozen with its
+expectations; its header holds the procedure and the figures before). Run with `-s` to see the
 figures and the misses; the floors below are what each set reaches now."""
 
 from __future__ import annotations
@@ -20,12 +22,23 @@ from core.knowledge.search import get_index
 
 SET_PATH = Path(__file__).with_name("real_problems.yaml")
 HELDOUT_PATH = Path(__file__).with_name("real_problems_heldout.yaml")
+DRAWN_PATH = Path(__file__).with_name("real_problems_drawn.yaml")
+SETS = [SET_PATH, HELDOUT_PATH, DRAWN_PATH]
+# "none" as an expectation: the index holds nothing that answers, so the only right outcome is no confident first
+# result (an honest not-found or a pointer that does not claim to be the message).
+NONE = "none"
 KNOWLEDGE = Path(__file__).resolve().parent.parent / "knowledge"
 TOP = 3
 # set -> (least share answered in the top 3, most share confidently wrong first)
-FLOORS = {SET_PATH.name: (0.90, 0.05), HELDOUT_PATH.name: (0.80, 0.05)}
+FLOORS = {SET_PATH.name: (0.90, 0.05), HELDOUT_PATH.name: (0.80, 0.05), DRAWN_PATH.name: (0.80, 0.05)}
 # A first result of these kinds is presented as "this is your message": wrong there is confidently wrong.
 CONFIDENT_KINDS = {"error", "runtime", "bug"}
+# Threads of the drawn set that the knowledge files came to cite after it was frozen: three fix pull requests the
+# known-bugs table links because slime's git history names them as the fix (the entries were written from the
+# diffs), and two threads the upstream-version entries were written from. Their problems are no longer uncited:
+# the figures test reports the set with and without them.
+CITED_AFTER_FREEZE = {"THUDM/slime/2243", "THUDM/slime/839", "THUDM/slime/452", "THUDM/slime/2280",
+                      "THUDM/slime/1455"}
 
 
 class Problem(BaseModel):
@@ -54,13 +67,16 @@ def judge(problem: Problem) -> tuple[bool, bool, list[str]]:
     results = get_index().search(problem.input, limit=10)
     shown = [f"{r.kind}:{r.id}" for r in results[:TOP]]
     wanted = set(problem.expected)
-    hit = any(answer_keys(r.kind, r.id) & wanted for r in results[:TOP])
     first = results[0] if results else None
+    if wanted == {NONE}:
+        confident_wrong = bool(first and first.kind in CONFIDENT_KINDS)
+        return not confident_wrong, confident_wrong, shown
+    hit = any(answer_keys(r.kind, r.id) & wanted for r in results[:TOP])
     confident_wrong = bool(first and first.kind in CONFIDENT_KINDS and not answer_keys(first.kind, first.id) & wanted)
     return hit, confident_wrong, shown
 
 
-@pytest.mark.parametrize("path", [SET_PATH, HELDOUT_PATH], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", SETS, ids=lambda p: p.stem)
 def test_the_set_is_well_formed_and_points_at_things_that_exist(path):
     problems = load_problems(path)
     assert len(problems) >= (40 if path == SET_PATH else 30)
@@ -68,7 +84,8 @@ def test_the_set_is_well_formed_and_points_at_things_that_exist(path):
     index = get_index()
     known = {f"{d.kind}:{d.id}" for d in index.docs}
     for p in problems:
-        missing = [e for e in p.expected if e not in known]
+        assert p.expected == [NONE] or NONE not in p.expected, p.id
+        missing = [e for e in p.expected if e not in known and e != NONE]
         assert not missing, (p.id, missing)
 
 
@@ -77,40 +94,49 @@ def _thread(url: str) -> str:
     return f"{owner_repo}/{number}"
 
 
-def test_the_heldout_set_is_disjoint_from_the_main_set_and_not_cited_by_the_knowledge_files():
-    main = {_thread(p.url) for p in load_problems(SET_PATH)}
-    heldout = [p for p in load_problems(HELDOUT_PATH)]
-    assert not main & {_thread(p.url) for p in heldout}
+@pytest.mark.parametrize("path", [HELDOUT_PATH, DRAWN_PATH], ids=lambda p: p.stem)
+def test_the_heldout_sets_are_disjoint_from_the_others_and_not_cited_by_the_knowledge_files(path):
+    others = {_thread(p.url) for other in SETS if other != path for p in load_problems(other)}
+    heldout = load_problems(path)
+    assert not others & {_thread(p.url) for p in heldout}
     cited = set()
     for path in KNOWLEDGE.rglob("*"):
         if path.suffix in (".md", ".yaml"):
             for owner_repo, number in re.findall(r"github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull)/(\d+)",
                                                   path.read_text(encoding="utf-8")):
                 cited.add(f"{owner_repo}/{number}")
-    assert not cited & {_thread(p.url) for p in heldout}
+    threads = {_thread(p.url) for p in heldout}
+    assert not (cited & threads) - CITED_AFTER_FREEZE
+    assert CITED_AFTER_FREEZE & threads <= cited  # each exception is still a real citation
 
 
-@pytest.mark.parametrize("path", [SET_PATH, HELDOUT_PATH], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", SETS, ids=lambda p: p.stem)
 def test_real_problems_top3_rate_and_confident_wrong_rate(path, capsys):
     problems = load_problems(path)
     hits = wrong = 0
+    uncited = [0, 0, 0]  # problems, hits, confidently wrong: those whose thread no knowledge file cites
     misses = []
     for p in problems:
         hit, confident_wrong, shown = judge(p)
         hits += hit
         wrong += confident_wrong
+        if _thread(p.url) not in CITED_AFTER_FREEZE:
+            uncited = [uncited[0] + 1, uncited[1] + hit, uncited[2] + confident_wrong]
         if not hit or confident_wrong:
             why = "confidently wrong first" if confident_wrong else "missed"
             misses.append(f"  {p.id} ({why}): expected {p.expected}, top {TOP}: {shown}")
     rate, wrong_rate = hits / len(problems), wrong / len(problems)
     with capsys.disabled():
         print(f"\n{path.name}: {hits}/{len(problems)} answered in the top {TOP} ({rate:.0%}); "
-              f"{wrong} confidently wrong first ({wrong_rate:.0%})")
+              f"{wrong} confidently wrong first ({wrong_rate:.0%})"
+              + (f"; uncited only: {uncited[1]}/{uncited[0]}, {uncited[2]} confidently wrong first"
+                 if uncited[0] < len(problems) else ""))
         for line in misses:
             print(line)
     floor, ceiling = FLOORS[path.name]
-    assert rate >= floor, "\n".join(misses)
-    assert wrong_rate <= ceiling
+    # the floors hold on the problems whose thread no knowledge file cites (a cited thread measures its citation)
+    assert uncited[1] / uncited[0] >= floor, "\n".join(misses)
+    assert uncited[2] / uncited[0] <= ceiling
 
 
 def test_chinese_vocabulary_cites_lines_of_slime_docs_that_use_the_words():

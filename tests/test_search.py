@@ -260,3 +260,10 @@ def test_the_search_modules_cards_directory_is_the_cards_modules():
     from core.knowledge.cards import CARDS_DIR
 
     assert search_module.CARDS_DIR == CARDS_DIR
+
+
+def test_a_query_that_starts_with_an_equals_sign_is_searched_not_crashed():
+    """Found by the traceback reader's property test: `=`, `= x` or `=--flag` left no word before the `=`."""
+    for text in ("=", "= x", "=--colocate"):
+        answer = get_index().ask(text)
+        assert isinstance(answer.results, list)

@@ -7,7 +7,7 @@ server-argument validation and the errors its engine and HTTP server return, and
     python tools/build_layer_index.py --megatron DIR --out-dir /tmp/x      # one layer, elsewhere
 
 Each checkout given writes its file in knowledge/catalog/ (or --out-dir): errors_megatron.json,
-errors_sglang.json, log_lines.json. The citations carry the pinned commits of core/pins.py.
+errors_sglang.json, log_lines.json, log_lines_megatron.json, log_lines_sglang.json. The citations carry the pinned commits of core/pins.py.
 """
 
 from __future__ import annotations
@@ -26,9 +26,12 @@ from core.knowledge.layers import (  # noqa: E402
     LOG_LINES_PATH,
     MEGATRON,
     MEGATRON_ERRORS_PATH,
+    MEGATRON_LOG_LINES_PATH,
     SGLANG,
     SGLANG_ERRORS_PATH,
+    SGLANG_LOG_LINES_PATH,
     build_layer_index,
+    build_layer_log_index,
     build_log_index,
 )
 
@@ -44,9 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.megatron:
         jobs.append(("Megatron-LM", args.megatron, MEGATRON.marker, MEGATRON_ERRORS_PATH,
                      lambda root: build_layer_index(root, MEGATRON)))
+        jobs.append(("Megatron-LM log lines", args.megatron, MEGATRON.marker, MEGATRON_LOG_LINES_PATH,
+                     lambda root: build_layer_log_index(root, MEGATRON)))
     if args.sglang:
         jobs.append(("SGLang", args.sglang, SGLANG.marker, SGLANG_ERRORS_PATH,
                      lambda root: build_layer_index(root, SGLANG)))
+        jobs.append(("SGLang log lines", args.sglang, SGLANG.marker, SGLANG_LOG_LINES_PATH,
+                     lambda root: build_layer_log_index(root, SGLANG)))
     if args.slime:
         jobs.append(("slime log lines", args.slime, "slime", LOG_LINES_PATH, build_log_index))
     if not jobs:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
 
 EXIT_FOUND, EXIT_NONE, EXIT_USAGE = 0, 1, 2
 MAX_LIMIT = 200
-MAX_STDIN_CHARS = 200_000
+MAX_STDIN_CHARS = 200_000  # what is searched: the end of the paste, where the final exception is
+MAX_STDIN_BYTES = 64 * 1024 * 1024  # read at most this much of stdin (its end is kept), then stop
+_CHUNK = 1024 * 1024
 KIND_CHOICES = ("card", "section", "flag", "rule", "error", "log", "model_script", "runtime", "term", "bug")
 
 
@@ -43,20 +46,52 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def read_query(words: list[str]) -> tuple[str, bool]:
-    """The query from the command line, or from stdin for `-` (read up to MAX_STDIN_CHARS characters), and
-    whether it held bytes that are not UTF-8 (each run of them becomes U+FFFD, so the search sees valid text)."""
+    """The query (see `read_query_cut`) and whether it held bytes that are not UTF-8."""
+    text, replaced, _ = read_query_cut(words)
+    return text, replaced
+
+
+def read_query_cut(words: list[str]) -> tuple[str, bool, int]:
+    """The query from the command line, or from stdin for `-` (up to MAX_STDIN_BYTES read, the last
+    MAX_STDIN_CHARS characters kept: a long log ends with its final exception); whether it held bytes that
+    are not UTF-8 (each run of them becomes U+FFFD, so the search sees valid text); and how much of a long
+    paste's beginning was cut (characters, counting a dropped byte as one)."""
     if words == ["-"]:
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:  # a text stream (tests, embedding): already decoded
-            raw = sys.stdin.read(MAX_STDIN_CHARS).encode("utf-8", "surrogateescape")
+            raw, dropped = _tail(lambda n: sys.stdin.read(n).encode("utf-8", "surrogateescape"))
         else:
-            raw = buffer.read(MAX_STDIN_CHARS * 4)
+            raw, dropped = _tail(buffer.read)
     else:
-        raw = " ".join(words).encode("utf-8", "surrogateescape")  # argv keeps undecodable bytes as surrogates
+        raw, dropped = " ".join(words).encode("utf-8", "surrogateescape"), 0  # argv keeps undecodable bytes
     try:
-        return raw.decode("utf-8")[:MAX_STDIN_CHARS], False
+        text, replaced = raw.decode("utf-8"), False
     except UnicodeDecodeError:
-        return raw.decode("utf-8", "replace")[:MAX_STDIN_CHARS], True
+        text, replaced = raw.decode("utf-8", "replace"), True
+    if dropped and text and "\ufffd" == text[0]:
+        text = text[1:]  # a character cut in two at the start of the kept bytes
+    return text[-MAX_STDIN_CHARS:], replaced, dropped + max(0, len(text) - MAX_STDIN_CHARS)
+
+
+def _tail(read: Callable[[int], bytes]) -> tuple[bytes, int]:
+    """The last MAX_STDIN_CHARS * 4 bytes of a stream read in chunks (at most MAX_STDIN_BYTES), and how many
+    bytes before them were dropped."""
+    keep = MAX_STDIN_CHARS * 4
+    kept = b""
+    dropped = total = 0
+    while total < MAX_STDIN_BYTES:
+        chunk = read(min(_CHUNK, MAX_STDIN_BYTES - total))
+        if not chunk:
+            break
+        total += len(chunk)
+        kept += chunk
+        if len(kept) > 2 * keep:
+            dropped += len(kept) - keep
+            kept = kept[-keep:]
+    if len(kept) > keep:
+        dropped += len(kept) - keep
+        kept = kept[-keep:]
+    return kept, dropped
 
 
 def run_ask(args: argparse.Namespace) -> int:
@@ -65,10 +100,14 @@ def run_ask(args: argparse.Namespace) -> int:
         print(f"ask: --limit must be between 1 and {MAX_LIMIT}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        query, replaced = read_query([*args.query, *args.extra_words])
+        query, replaced, cut = read_query_cut([*args.query, *args.extra_words])
     except UnicodeError:  # a lone surrogate in a text stream
         print("ask: the query is not text that can be searched", file=sys.stderr)
         return EXIT_USAGE
+    if cut:
+        print(f"ask: the paste is longer than {MAX_STDIN_CHARS:,} characters; its beginning (about "
+              f"{cut:,} characters) was cut and its end, where the final exception is, was searched",
+              file=sys.stderr)
     if replaced:
         print("ask: the query holds bytes that are not UTF-8; they were searched as U+FFFD (the replacement "
               "character)", file=sys.stderr)

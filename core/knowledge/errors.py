@@ -551,15 +551,21 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
         frame = located_at.get(e.id)
         scored.append((key, ErrorMatch(entry=e, how=how, frame=frame[0] if frame else None, confidence=confidence)))
 
+    reached = bool(frame_files)
     for k, raised in enumerate(read.messages[:4]):
         message = " ".join(raised.message.split())
         if not message:
             continue
         for e, key, pieces in prepared.candidates(message):
             if key not in seen and _pieces_in_order(pieces, message):
+                in_frames = e.path in frame_files
+                if reached and not in_frames and _generic(e):
+                    continue  # the frames are elsewhere and the template fits many messages: not this one
                 agrees = _type_agrees(e, raised)
                 group = (0 if key in located_at else 1) if k == 0 else 2
-                sure = agrees and (key in located_at or _specific(e, pieces, message))
+                by_function = in_frames and e.function.rsplit(".", 1)[-1] in frame_functions
+                sure = agrees and (key in located_at or by_function
+                                   or (_specific(e, pieces, message) and not _generic(e)))
                 add(group if agrees else 4, e, "message" if k == 0 else "chain-message",
                     "exact" if sure else "likely")
     bare_final = read.final is not None and read.final.short_type == "AssertionError" and not read.final.message
@@ -571,11 +577,27 @@ def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> l
             else:
                 add(3, e, how, "likely")
     if read.final and not any(c.confidence == "exact" for _, c in scored):
-        for e in _fuzzy(prepared, read.final.message, seen)[:limit]:
+        fuzzy = [e for e in _fuzzy(prepared, read.final.message, seen) if (not reached or e.path in frame_files)
+                 and not (read.final.type and e.kind == "log")]  # a raised exception is no log line
+        for e in fuzzy[:limit]:  # words alone do not outweigh frames that point elsewhere
             add(5, e, "words", "likely")
     scored.sort(key=lambda t: t[0])
     _demote_vaguer(scored)
     return [m for _, m in scored[:limit]]
+
+
+# Words of Python's own messages and of messages every library words alike: a template made of these alone
+# (`'{x}' object has no attribute '{y}'`, `{} is not divisible by {}`, `Unsupported {x}`) fits messages of
+# any code, so it never names the place a paste comes from by its text alone.
+_GENERIC_WORDS = frozenset("object attribute key index out range not supported unsupported invalid value values "
+                           "type types expected got must divisible argument arguments missing required positional "
+                           "keyword unexpected none int str list dict tuple found error errors name names given "
+                           "takes one two only either should equal does exist exists unknown".split())
+
+
+def _generic(entry: ErrorEntry) -> bool:
+    """Whether a template's fixed words are fewer than two distinctive ones besides Python's own wording."""
+    return len(_words(entry.fixed_words) - _GENERIC_WORDS) < 2
 
 
 def _specific(entry: ErrorEntry, pieces: tuple[str, ...], message: str) -> bool:

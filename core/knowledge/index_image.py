@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from core.knowledge.flags import REFERENCE_PATH
-from core.knowledge.layers import LAYER_PATHS
+from core.knowledge.layers import LAYER_PATHS, LOG_MEANINGS_PATH
 from core.knowledge.tables import TABLE_PATHS
 from core.resources import knowledge_path
 
@@ -31,7 +31,7 @@ def data_files(cards_dir: Path) -> list[Path]:
     except OSError:
         cards = []
     return [*cards, knowledge_path("catalog", "arguments.json"), *LAYER_PATHS, REFERENCE_PATH, MODEL_SCRIPTS_JSON,
-            *TABLE_PATHS]
+            *TABLE_PATHS, LOG_MEANINGS_PATH]
 
 
 def stamp(cards_dir: Path) -> tuple:

@@ -37,7 +37,11 @@ CATALOG_DIR = KNOWLEDGE_DIR / "catalog"
 MEGATRON_ERRORS_PATH = CATALOG_DIR / "errors_megatron.json"
 SGLANG_ERRORS_PATH = CATALOG_DIR / "errors_sglang.json"
 LOG_LINES_PATH = CATALOG_DIR / "log_lines.json"
-LAYER_PATHS = (ERRORS_PATH, MEGATRON_ERRORS_PATH, SGLANG_ERRORS_PATH, LOG_LINES_PATH)
+MEGATRON_LOG_LINES_PATH = CATALOG_DIR / "log_lines_megatron.json"
+SGLANG_LOG_LINES_PATH = CATALOG_DIR / "log_lines_sglang.json"
+LOG_MEANINGS_PATH = KNOWLEDGE_DIR / "log_meanings.yaml"
+LAYER_PATHS = (ERRORS_PATH, MEGATRON_ERRORS_PATH, SGLANG_ERRORS_PATH, LOG_LINES_PATH, MEGATRON_LOG_LINES_PATH,
+               SGLANG_LOG_LINES_PATH)
 MAX_LAYER_FILES = 3000
 
 LAYER_TITLES = {"slime": "slime", "megatron": "Megatron-LM", "sglang": "SGLang"}
@@ -118,6 +122,8 @@ def build_layer_index(root: Path, spec: LayerSpec) -> ErrorIndex:
 # slime's log lines
 # --------------------------------------------------------------------------------------------------
 LOG_LEVELS = ("debug", "info", "warning", "warn", "error", "exception", "critical")
+# Megatron's own printing helpers: print_rank_0(message) and log_single_rank(logger, logging.LEVEL, message).
+PRINT_HELPERS = frozenset({"print_rank_0", "print_rank_last"})
 LOGGER_NAMES = frozenset({"logger", "log", "logging", "_logger", "LOGGER", "LOG"})
 NORMAL_LEVELS = frozenset({"debug", "info", "print"})
 
@@ -142,9 +148,10 @@ class _LogCollector(_Collector):
 
     def visit_Call(self, node: ast.Call) -> None:
         level = _log_level(node)
-        if level is not None and node.args:
-            template = _template(node.args[0])
-            if template is not None and len(node.args) > 1 and level != "print":
+        offset = 2 if level is not None and _func_name(node) == "log_single_rank" else 0
+        if level is not None and len(node.args) > offset:
+            template = _template(node.args[offset])
+            if template is not None and len(node.args) > offset + 1 and level != "print":
                 template = _percent_holes(template)
             if template and _template_pieces(template) is not None:
                 condition = self.guards[-1] if self.guards else None
@@ -156,10 +163,20 @@ class _LogCollector(_Collector):
         self.generic_visit(node)
 
 
+def _func_name(node: ast.Call) -> str:
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
 def _log_level(node: ast.Call) -> str | None:
     func = node.func
-    if isinstance(func, ast.Name) and func.id == "print":
+    name = _func_name(node)
+    if name == "print" and isinstance(func, ast.Name) or name in PRINT_HELPERS:
         return "print"
+    if name == "log_single_rank" and len(node.args) >= 3:  # (logger, logging.INFO, message)
+        level = node.args[1]
+        attr = level.attr.lower() if isinstance(level, ast.Attribute) else ""
+        return ("warning" if attr == "warn" else attr) if attr in LOG_LEVELS else "info"
     if isinstance(func, ast.Attribute) and func.attr in LOG_LEVELS:
         owner = func.value
         name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
@@ -197,20 +214,66 @@ def build_log_index(root: Path, commit: str = SLIME_SHORT) -> ErrorIndex:
     return ErrorIndex(commit=commit, files=len(files), entries=entries)
 
 
+def build_layer_log_index(root: Path, spec: LayerSpec) -> ErrorIndex:
+    """Megatron's or SGLang's log lines (`logger.*`, `print`, `print_rank_0`, `log_single_rank`) in the files
+    the layer's index reads, cited at the layer's pin."""
+    root = Path(root)
+    files = layer_files(root, spec)
+    entries: list[ErrorEntry] = []
+    for path in files:
+        text = _read(path)
+        if text is not None:
+            entries += log_lines_in_source(text, spec.cite_prefix + path.relative_to(root).as_posix(), spec.pin)
+    return ErrorIndex(commit=spec.pin, files=len(files), entries=entries)
+
+
+class LogMeaning(BaseModel):
+    """What a log line users paste means in a slime run, in our words (knowledge/log_meanings.yaml)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9\-]{2,60}$")
+    layer: str = Field(pattern=r"^(slime|megatron|sglang)$")
+    contains: str = Field(min_length=8, description="a fixed piece of the line's template that identifies it")
+    meaning: str = Field(min_length=20)
+    sources: list[str] = Field(min_length=1)
+
+
+@lru_cache(maxsize=2)
+def _meanings(path_text: str, mtime_ns: int) -> tuple[LogMeaning, ...]:
+    from core.knowledge.table_file import parse_table
+
+    return parse_table(Path(path_text).read_text(encoding="utf-8"), "lines", LogMeaning, "log meanings", ValueError)
+
+
+def log_meanings(path: Path = LOG_MEANINGS_PATH) -> tuple[LogMeaning, ...]:
+    try:
+        return _meanings(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return ()
+
+
+def curated_meaning(entry: ErrorEntry) -> LogMeaning | None:
+    """The curated meaning of a log line, when one is written for it."""
+    return next((m for m in log_meanings() if m.layer == layer_of(entry) and m.contains in entry.template), None)
+
+
 def log_verdict(entry: ErrorEntry) -> str:
-    """Whether a log line is part of a normal run, in plain words."""
-    where = f"{entry.function} ({entry.path}:{entry.line} at slime {entry.commit})"
+    """Whether a log line is part of a normal run, in plain words (a curated meaning first, when written)."""
+    who = LAYER_TITLES.get(layer_of(entry), "slime")
+    where = f"{entry.function} ({entry.path}:{entry.line} at {who} {entry.commit})"
+    curated = curated_meaning(entry)
+    if curated is not None:
+        return f"{curated.meaning} ({who} logs it in {where}.)"
     if entry.normal:
-        return (f"Normal: slime prints this {'line' if entry.exception == 'print' else entry.exception + ' line'} "
+        return (f"Normal: {who} prints this {'line' if entry.exception == 'print' else entry.exception + ' line'} "
                 f"in {where} as part of a healthy run; it is not an error.")
     if entry.condition and entry.condition.startswith("while handling"):
-        return (f"Not normal: slime logs this ({entry.exception}) in {where} {entry.condition}; the real error "
+        return (f"Not normal: {who} logs this ({entry.exception}) in {where} {entry.condition}; the real error "
                 "is usually printed just before or after it.")
     if entry.exception == "warning":
-        return (f"A warning, not an error by itself: slime logs it in {where}"
+        return (f"A warning, not an error by itself: {who} logs it in {where}"
                 + (f" when {entry.condition}" if entry.condition else "") + ". The run goes on; check whether "
                 "the setting it names is what you meant.")
-    return f"Not normal: slime logs this ({entry.exception}) in {where}" + (
+    return f"Not normal: {who} logs this ({entry.exception}) in {where}" + (
         f" when {entry.condition}" if entry.condition else "") + "."
 
 

@@ -25,7 +25,18 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from core.knowledge import index_image
-from core.knowledge.cards import CARDS_DIR, Card, parse_card, short_heading
+from core.knowledge.cards import CARDS_DIR, Card, parse_card
+from core.knowledge.documents import (
+    _CITE_RE,
+    _answer_text,
+    _card_docs,
+    _Doc,
+    _error_docs,
+    _flag_docs,
+    _model_docs,
+    _rule_docs,
+    _short,
+)
 from core.knowledge.errors import (
     ErrorEntry,
     ErrorIndex,
@@ -35,14 +46,13 @@ from core.knowledge.errors import (
     match_error,
     prepare_matching,
 )
-from core.knowledge.flags import REQUIRED_TEXT, flag_rows, load_flag_reference, normalise_flag
+from core.knowledge.flags import normalise_flag
 from core.knowledge.layers import LAYER_TITLES, layer_of, load_all_messages, log_verdict
-from core.knowledge.snippets import answer_sentence, plain_units
+from core.knowledge.snippets import answer_sentence
 from core.knowledge.symptoms import symptom_cards
 from core.knowledge.tables import match_tables, table_docs
-from core.knowledge.traceback import MAX_PASTE_CHARS, ReadPaste, read_paste
+from core.knowledge.traceback import MAX_LINE_CHARS, MAX_PASTE_CHARS, OWN_LAYERS, ReadPaste, read_paste
 from core.knowledge.zh import english_words
-from core.pins import SLIME_SHORT
 
 KINDS = ("card", "section", "flag", "rule", "error", "log", "model_script", "runtime", "term", "bug")
 KIND_TITLES = {"card": "Knowledge cards", "section": "Card sections", "flag": "Flags", "rule": "Our checks",
@@ -53,9 +63,7 @@ KIND_TITLES = {"card": "Knowledge cards", "section": "Card sections", "flag": "F
 MATCH_TITLES = {"exact": "matches", "likely": "probably", "related": "related", "closest": "closest, not a match"}
 MAX_QUERY_CHARS = 20_000  # of a question (a paste is read up to MAX_PASTE_CHARS, from its end)
 MAX_TERMS = 40
-SNIPPET_CHARS = 220
 READ_AS_CHARS = 300
-_CITE_RE = re.compile(r"([A-Za-z0-9_.\-/]+\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?@" + SLIME_SHORT)
 PROSE_KINDS = frozenset({"card", "section"})
 # Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
 MESSAGE_KINDS = frozenset({"error", "log", "runtime", "bug"})
@@ -76,7 +84,7 @@ _FLAG_WORD_RE = re.compile(r"--[A-Za-z0-9][A-Za-z0-9\-]{1,80}|\b[a-z][a-z0-9]{1,
 # A log level followed by a separator, a leading timestamp, `[rank0]:`, or Ray's `(X pid=...)`; not the
 # `[Bug]` or `[Question]` an issue title starts with.
 _LOG_MARK_RE = re.compile(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b\s*[:\-\]]|\b(?:INFO|WARNING|ERROR) "
-                          r"(?:\d{2}:\d{2}:\d{2}\S*\s+)?\S+\.py:\d|^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:|^\s*\[rank\d|\(\w+ pid=\d+", re.M)
+                          r"(?:\d{2}:\d{2}:\d{2}\S*\s+)?\S+\.py:\d|^[ \t]*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:|^[ \t]*\[rank\d|\(\w+ pid=\d+", re.M)
 
 
 def _is_pasted_error(text: str, read: ReadPaste) -> bool:
@@ -93,8 +101,9 @@ def _evidence(match: ErrorMatch) -> bool:
                                                                            or match.how == "words"))
 
 
-_FRAME_OR_CODE_RE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:File \"|Traceback \(|\^+$|[\w.]+\(|\w+ = |return |raise |"
-                               r"assert |\s{2,}\S)")
+# Linear: the leading spaces are read once (an indented line, two spaces or more, is code in a traceback).
+_FRAME_OR_CODE_RE = re.compile(r"\s{2,}\S|\s*(?:\[rank\d+\]:\s*)?(?:File \"|Traceback \(|\^+$|[\w.]+\(|\w+ = |"
+                               r"return |raise |assert )")
 MAX_PROSE_LINES = 4
 
 
@@ -103,6 +112,7 @@ def _prose_lines(text: str) -> list[str]:
     frames, code, log lines or the exception: what a cut traceback without a final exception still tells."""
     out = []
     for line in text[:MAX_QUERY_CHARS].splitlines()[:200]:
+        line = line[:MAX_LINE_CHARS]
         if not line.strip() or _FRAME_OR_CODE_RE.match(line) or _LOG_MARK_RE.search(line):
             continue
         if len(re.findall(r"[A-Za-z]{3,}", line)) >= 3 or english_words(line):
@@ -122,6 +132,29 @@ def _prose_before_word_matched_messages(order: list[int], picked: dict[int, str]
     if prose is None:
         return order
     return [prose] + [i for i in order if i != prose]
+
+
+_QUOTED_NAME_RE = re.compile(r"'([A-Za-z_][A-Za-z0-9_]{1,80})'")
+
+
+def _in_frames(doc_id: str, frames: list[Any]) -> bool:
+    """Whether a message's file (`path:line`) is one a traceback's frames pass through."""
+    path = doc_id.rsplit(":", 1)[0].removeprefix("python/")
+    return any(f.path.replace("\\", "/").endswith(path) for f in frames)
+
+
+def located_note(read: ReadPaste) -> str | None:
+    """Where the innermost frame in slime, Megatron-LM or SGLang is, and who raised the exception."""
+    own = next((f for f in read.frames if f.layer in OWN_LAYERS), None)
+    if own is None:
+        return None
+    innermost = read.frames[0]
+    where = f"{own.path}:{own.line}" + (f", in {own.function}" if own.function else "")
+    by = "" if innermost is own else f" ({LIBRARY_NAMES.get(innermost.layer, innermost.layer)} raised it further in)"
+    return f"The innermost frame in {LAYER_TITLES.get(own.layer, own.layer)} is {where}{by}."
+
+
+LIBRARY_NAMES = {"python": "Python or a library outside slime, Megatron-LM and SGLang"}
 
 
 def _looks_like_flag(text: str, terms: list[str]) -> bool:
@@ -175,6 +208,7 @@ class Answer(BaseModel):
     own_layer: str | None = None
     found: bool = Field(default=True, description="for a pasted error: an indexed message matched it")
     notice: str | None = None
+    cut_chars: int = Field(default=0, description="a paste longer than MAX_PASTE_CHARS: its beginning, cut")
 
     @property
     def read_as(self) -> str:
@@ -199,19 +233,9 @@ class Answer(BaseModel):
 
     def public(self) -> dict[str, Any]:
         return {"results": [r.public() for r in self.results], "found": self.found, "notice": self.notice,
+                **({"cut_chars": self.cut_chars} if self.cut_chars else {}),
                 "error": {"type": self.error_type, "message": self.error_message, "layer": self.layer}
                 if self.pasted_error else None}
-
-
-class _Doc(BaseModel):
-    kind: str
-    id: str
-    title: str
-    summary: str
-    source: str
-    names: str = ""
-    body: str = ""
-    searchable: bool = Field(default=True, description="False: only exact lookups find it, not the text search")
 
 
 class _Shown(NamedTuple):
@@ -224,11 +248,6 @@ class _Shown(NamedTuple):
     summary: str
     source: str
     text: str = ""
-
-
-def _short(text: str, limit: int = SNIPPET_CHARS) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 _RAISED_TITLES = {**LAYER_TITLES, "python": "Python code outside slime and the libraries known here"}
@@ -248,116 +267,6 @@ def _valid_text(text: str) -> str:
     except UnicodeEncodeError:
         return re.sub("[\ud800-\udfff]+", "\ufffd", text)
     return text
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def _name_variants(option: str) -> str:
-    core = option.lstrip("-")
-    return " ".join({option, core, core.replace("-", "_"), core.replace("-", " ")})
-
-
-# --------------------------------------------------------------------------------------------------
-# Documents
-# --------------------------------------------------------------------------------------------------
-def _answer_text(d: _Doc, cards: dict[str, Card]) -> str:
-    """What the answering sentence of a card (its summary and body) or a section (its text) is picked from."""
-    if d.kind == "section":
-        return d.body
-    card = cards.get(d.id) if d.kind == "card" else None
-    return f"{card.summary}\n\n{card.body}" if card is not None else ""
-
-
-def card_sections(card: Card) -> list[tuple[str, str]]:
-    """(heading, text) for each `## ` section of a card's body."""
-    parts = re.split(r"^##+\s+(.+)$", card.body, flags=re.M)
-    return [(parts[i].strip(), parts[i + 1].strip()) for i in range(1, len(parts) - 1, 2) if parts[i + 1].strip()]
-
-
-def _card_docs(cards: tuple[Card, ...]) -> list[_Doc]:
-    docs = []
-    for card in cards:
-        docs.append(_Doc(kind="card", id=card.id, title=card.title, summary=card.summary, source=card.sources[0],
-                         names=f"{card.id.replace('-', ' ')} {' '.join(card.tags)}",
-                         body=f"{card.summary} {card.body}"))
-        for heading, text in card_sections(card):
-            cite = _CITE_RE.search(text)
-            docs.append(_Doc(kind="section", id=f"{card.id}#{_slug(heading)}",
-                             title=f"{card.title}: {short_heading(heading)[0]}",  # its source is in the text
-                             summary=_short(" ".join(plain_units(text))),
-                             source=cite.group(0) if cite else card.sources[0], names=heading, body=text))
-    return docs
-
-
-def _flag_docs(catalog: Any) -> list[_Doc]:
-    docs = []
-    for row in flag_rows(catalog, load_flag_reference()):
-        facts = f"{row.owner} flag, type {row.type}, " + (row.default if row.default == REQUIRED_TEXT
-                                                           else f"default {row.default}")
-        text = row.our_help or row.help
-        docs.append(_Doc(kind="flag", id=row.flag, title=f"{row.flag} ({row.owner})",
-                         summary=_short(f"{text + ' · ' if text else ''}{facts}"), source=row.source,
-                         names=" ".join(_name_variants(o) for o in [row.flag, *row.aliases]),
-                         body=f"{row.our_help or ''} {row.help or ''} {row.group} {facts} {' '.join(row.choices)}"))
-    return docs
-
-
-def _rule_docs() -> list[_Doc]:
-    from core.data import RULES as DATA_RULES
-    from core.launch import list_rules
-
-    docs = []
-    for info in list_rules():
-        doc = " ".join((info.check.__doc__ or "").split()) if info.check else ""
-        docs.append(_Doc(kind="rule", id=info.code, title=f"{info.code}: {info.title}",
-                         summary=_short(doc or info.title), source=info.source or "core/launch/check.py",
-                         names=info.code, body=f"{info.title} {doc}"))
-    for rule in DATA_RULES.values():
-        docs.append(_Doc(kind="rule", id=rule.code, title=f"{rule.code}: {rule.name.replace('-', ' ')}",
-                         summary=_short(rule.fix), source=rule.source, names=f"{rule.code} {rule.name}",
-                         body=f"{rule.name.replace('-', ' ')} {rule.fix}"))
-    return docs
-
-
-def _error_docs(index: ErrorIndex) -> list[_Doc]:
-    """slime's, Megatron-LM's and SGLang's messages (kind `error`) and slime's log lines (kind `log`)."""
-    docs = []
-    for e in index.entries:
-        layer = LAYER_TITLES[layer_of(e)]
-        if e.kind == "log":
-            docs.append(_Doc(kind="log", id=e.id, title=_short(f"{e.exception} line: {e.template}", 160),
-                             summary=_short(("normal: " if e.normal else "") + f"{layer} {e.exception} line in "
-                                            f"{e.function}" + (f", when {e.condition}" if e.condition else "")),
-                             source=e.source, names=f"{e.exception} log",
-                             body=f"{e.fixed_words} {e.function.replace('_', ' ')}"))
-            continue
-        if not e.template:  # a bare assert: found through a traceback's frame, not by words
-            docs.append(_Doc(kind="error", id=e.id, title=_short(f"AssertionError (no message): assert {e.condition}",
-                                                                 160),
-                             summary=_short(f"{layer} assert without a message in {e.function}"), source=e.source,
-                             searchable=False))
-            continue
-        docs.append(_Doc(kind="error", id=e.id, title=_short(f"{e.exception}: {e.template}", 160),
-                         summary=_short(f"{layer} {e.kind} in {e.function}" + (
-                             f", when {e.condition} fails" if e.kind == "assert" and e.condition else "")),
-                         source=e.source, names=f"{e.exception} {layer}",
-                         body=f"{e.fixed_words} {e.function.replace('_', ' ')}"))
-    return docs
-
-
-def _model_docs() -> list[_Doc]:
-    from core.model_scripts import load_model_scripts
-
-    docs = []
-    for script in load_model_scripts():
-        shape = ", ".join(f"--{k} {v}" if v is not None else f"--{k}" for k, v in list(script.values.items())[:6])
-        docs.append(_Doc(kind="model_script", id=script.name, title=f"Model script {script.name}",
-                         summary=_short(shape), source=script.source,
-                         names=f"{script.name} {re.sub(r'[-_.]', ' ', script.name)}",
-                         body=" ".join(f"{k} {v or ''}" for k, v in script.values.items())))
-    return docs
 
 
 # --------------------------------------------------------------------------------------------------
@@ -523,6 +432,7 @@ class SearchIndex:
         matches = match_error(text, self.errors, limit=limit)
         if not pasted:
             self._add_named(text, matches, add)
+            self._add_flag_section(text, add)
         for m in matches:  # exact messages, then the curated tables' exact hits, then the likely messages
             if m.confidence == "exact":
                 add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
@@ -535,6 +445,8 @@ class SearchIndex:
         if pasted and not (read.final and read.final.type):  # a cut traceback or log lines: the words around
             query_text = " ".join([*_prose_lines(text), query_text])  # them say what went wrong
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
+        if pasted and read.final and read.final.short_type and read.final.short_type.lower() not in terms:
+            terms.append(read.final.short_type.lower())  # the exception's class joins its words
         terms += [w for w in english_words(text[:MAX_QUERY_CHARS]) if w not in terms][:max(0, MAX_TERMS - len(terms))]
         hits = self._text_hits(terms, limit, kinds, query_text)
         if _looks_like_flag(text, terms) and not any(self.docs[i].kind == "flag" for i in picked):
@@ -546,15 +458,32 @@ class SearchIndex:
                 add("card", card, "related")
         if pasted and not found:  # only generic templates fit, or the class differs: candidates, not answers
             picked = {i: "closest" if level == "likely" else level for i, level in picked.items()}
+        if pasted:  # the flags a message names (`no attribute 'x'`, `KeyError: 'x'`): what the code read
+            for option in self.named_flags(" ".join(_QUOTED_NAME_RE.findall(read.final.message if read.final
+                                                                             else ""))):
+                spec = self.catalog.lookup(option)
+                add("flag", spec.primary if spec else option, "related")
+        own_frames = [f for f in read.frames if f.layer in OWN_LAYERS]
+        if pasted and not found and not matches:
+            # words alone point at messages first: the cards, flags and checks those words name come before
+            # them (a message that only shares words is no answer)
+            if not kinds or kinds & PROSE_KINDS:
+                hits = [*self._prose_hits(terms, 3), *hits]
         for i in hits:
-            add(self.docs[i].kind, self.docs[i].id, "closest" if pasted and not found else "related")
+            d = self.docs[i]
+            if pasted and not found and own_frames and d.kind in MESSAGE_KINDS and d.kind != "runtime" \
+                    and not _in_frames(d.id, own_frames):
+                continue  # a message of a file the traceback does not pass through is no candidate
+            add(d.kind, d.id, "closest" if pasted and not found else "related")
         order = list(picked)
         if pasted and not found:  # no message answers: prose and checks near the words before other messages
             order.sort(key=lambda i: self.docs[i].kind in MESSAGE_KINDS)
         elif not pasted:
             order = _prose_before_word_matched_messages(order, picked, self.docs)
         results = [self._result(i, picked[i], terms) for i in order[:limit]]
-        return self._answer(results, read, pasted, found)
+        answer = self._answer(results, read, pasted, found)
+        answer.cut_chars = max(0, len(query or "") - MAX_PASTE_CHARS)
+        return answer
 
     def table_hits(self, text: str, pasted: bool) -> list[tuple[str, str]]:
         """(kind, id) of exact hits in curated tables (runtime messages of the libraries under slime, known
@@ -565,7 +494,8 @@ class SearchIndex:
         """The exact lookups of a typed query: the query is a flag (any spelling) or a rule code; a message
         quoted whole goes first; then the flags a question names (`what does --rollout-batch-size mean`)."""
         stripped = text.strip()
-        typed = stripped.split("=", 1)[0].split()[0].lower()  # `--flag value` and `--flag=value` too
+        head = stripped.split("=", 1)[0].split()
+        typed = head[0].lower() if head else ""  # `--flag value` and `--flag=value` too; "=x" names no flag
         flag = self._options_lower.get(typed) or self._options_lower.get(normalise_flag(text))
         if flag and (typed.startswith("-") or len(stripped.split()) <= 6):
             add("flag", self._primary.get(flag, flag), "exact")
@@ -577,6 +507,23 @@ class SearchIndex:
         for option in self.named_flags(text)[:1]:  # the first flag a question names; the others rank as text
             add("flag", self._primary.get(option, option), "exact")
 
+    def _add_flag_section(self, text: str, add: Any) -> None:
+        """A question that names a flag and asks more than the name: the card section that names the flag in
+        its text and shares the most of the question's other words goes right after the flag's entry."""
+        named = self.named_flags(text)
+        if not named:
+            return
+        option = named[0]
+        words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS
+                 and w not in option.lower()]
+        if len(words) < 2:
+            return  # the flag alone, or the flag and a word: its entry is the answer
+        flag_words = re.findall(r"[a-z0-9]+", option.lower())
+        for i in self._fts([*flag_words, *words][:MAX_TERMS], " OR ", 20, {"section"}):
+            if re.search(re.escape(option) + r"(?![a-z0-9\-])", self.docs[i].text):
+                add("section", self.docs[i].id, "related")
+                return
+
     def named_flags(self, text: str) -> list[str]:
         """The catalog's flags a question names as `--flag` or as an argparse dest (`rollout_batch_size`)."""
         out = []
@@ -586,6 +533,20 @@ class SearchIndex:
             if option and option not in out:
                 out.append(option)
         return out[:3]
+
+    def _prose_hits(self, terms: list[str], limit: int) -> list[int]:
+        """The best cards and sections with any of the distinctive words (one narrow query over prose rows)."""
+        wide = [t for t in terms if t not in STOPWORDS] or terms
+        if not wide:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in wide)
+        with self._lock:
+            try:
+                rows = self._db.execute("SELECT rowid FROM docs WHERE docs MATCH ? AND rowid < ? ORDER BY rank "
+                                        "LIMIT ?", (match, self._prose_rows, limit)).fetchall()
+            except sqlite3.Error:
+                return []
+        return [int(r) for (r,) in rows]
 
     def _text_hits(self, terms: list[str], limit: int, kinds: set[str] | None, text: str = "") -> list[int]:
         """BM25 rows: those with every word first, then those with any of the distinctive words (a hyphenated
@@ -613,8 +574,9 @@ class SearchIndex:
                          "Megatron-LM or SGLang." if layer and layer not in LAYER_TITLES and layer != "python" else "")
             closest = ("; closest: " + " · ".join(f"'{_short(r.title, 90)}'" for r in results[:3])
                        + " (shown as closest, not as the answer)") if results else ""
+            located = located_note(read)
             notice = (f"No message of slime, Megatron-LM or SGLang at the pinned commits matches "
-                      f"\"{_short(what, 160)}\"{closest}.{raised_by}")
+                      f"\"{_short(what, 160)}\"{closest}.{raised_by}" + (f" {located}" if located else ""))
         own = next((f for f in read.frames if f.layer in LAYER_TITLES), None)
         inner = read.frames[0] if read.frames else None
         return Answer(results=results, pasted_error=True, error_type=final.type if final else None,

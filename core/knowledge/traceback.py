@@ -15,6 +15,8 @@ import re
 from pydantic import BaseModel, Field
 
 MAX_PASTE_CHARS = 200_000
+MAX_LINE_CHARS = 4_000  # a line is cut here before any pattern reads it (a message or a frame is far shorter)
+MAX_BLANK_RUN = 2  # runs of empty lines (a progress bar's carriage returns) shrink to this many
 MAX_MESSAGE_LINES = 6
 MAX_MESSAGE_CHARS = 2_000
 MAX_CODE_CHARS = 300
@@ -23,7 +25,9 @@ MAX_EXCEPTIONS = 50  # the last ones of a paste; a log can repeat one error thou
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]{0,20}[A-Za-z]|\x1b\][^\x07\n]{0,200}\x07")
 # "(MegatronTrainRayActor pid=123, ip=10.0.0.1)", "(pid=123)", "(raylet, ip=...)" at the start of a line.
 _RAY_PREFIX_RE = re.compile(r"^\s*(?:\((?:[\w.:\-]{1,80}\s*)?(?:,?\s*(?:pid|ip|node_id|rank)=[\w.:\-]{1,80}){1,4}\)\s*)+")
-_RAY_TAIL_RE = re.compile(r"\s*\[repeated \d{1,9}x across cluster\]")
+_RAY_TAIL_RE = re.compile(r"\[repeated \d{1,9}x across cluster\]")  # the spaces before it go with rstrip
+# C0 control characters but tab and newline, and DEL: a paste's NULs and terminal controls are not text.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+")
 _RANK_PREFIX_RE = re.compile(r"^\s*\[(?:rank|RANK)\s?\d{1,6}\]\s*:?\s*")
 _TIMESTAMP_RE = re.compile(r"\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]?")
 _CLOCK_RE = re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\b")
@@ -94,9 +98,19 @@ class ReadPaste(BaseModel):
 
 def strip_noise(text: str) -> str:
     """The paste without what differs from run to run (the words and numbers of the message stay); of a
-    paste longer than MAX_PASTE_CHARS the end is kept, where the final exception is."""
-    lines = []
-    for line in _ANSI_RE.sub("", text[-MAX_PASTE_CHARS:]).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    paste longer than MAX_PASTE_CHARS the end is kept, where the final exception is. Each line is cut at
+    MAX_LINE_CHARS before any pattern reads it, and every pattern here is linear in the line's length."""
+    lines: list[str] = []
+    blank = 0
+    text = _ANSI_RE.sub("", text[-MAX_PASTE_CHARS:]).replace("\r\n", "\n").replace("\r", "\n")
+    for line in _CONTROL_RE.sub("", text).split("\n"):
+        if not line.strip():
+            blank += 1
+            if blank <= MAX_BLANK_RUN:
+                lines.append("")
+            continue
+        blank = 0
+        line = line[:MAX_LINE_CHARS].rstrip()
         line = _CLOCK_RE.sub("", _TIMESTAMP_RE.sub("", line))
         line = _RAY_PREFIX_RE.sub("", _RANK_PREFIX_RE.sub("", line))
         line = _LOGGER_PREFIX_RE.sub("", _RAY_TAIL_RE.sub("", line))
