@@ -28,9 +28,10 @@ from core.knowledge.layers import (
 )
 from core.knowledge.search import explain, get_index
 from core.knowledge.traceback import read_paste, strip_noise
+from core.pins import pinned_source_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-SLIME, MEGATRON_SRC, SGLANG_SRC = Path("/work/src/slime"), Path("/work/src/megatron"), Path("/work/src/sglang_whl")
+SLIME, MEGATRON_SRC, SGLANG_SRC = (pinned_source_dir(n) for n in ("slime", "megatron", "sglang_whl"))
 
 
 @pytest.fixture(scope="module")
@@ -53,17 +54,17 @@ def test_each_layer_is_indexed_and_cited_at_its_pin():
     assert ps.source == "megatron/core/parallel_state.py:743@1dcf0daf"
 
 
-@pytest.mark.skipif(not (MEGATRON_SRC / "megatron" / "core").is_dir(), reason="needs Megatron-LM at /work/src")
+@pytest.mark.skipif(not (MEGATRON_SRC / "megatron" / "core").is_dir(), reason="needs the pinned Megatron-LM (SLIME_ASSISTANT_SOURCES)")
 def test_committed_megatron_index_is_what_the_tool_writes_at_the_pin():
     assert index_to_json(build_layer_index(MEGATRON_SRC, MEGATRON)) == MEGATRON_ERRORS_PATH.read_bytes()
 
 
-@pytest.mark.skipif(not (SGLANG_SRC / "sglang" / "srt").is_dir(), reason="needs the SGLang wheel at /work/src")
+@pytest.mark.skipif(not (SGLANG_SRC / "sglang" / "srt").is_dir(), reason="needs the pinned SGLang wheel (SLIME_ASSISTANT_SOURCES)")
 def test_committed_sglang_index_is_what_the_tool_writes_at_the_pin():
     assert index_to_json(build_layer_index(SGLANG_SRC, SGLANG)) == SGLANG_ERRORS_PATH.read_bytes()
 
 
-@pytest.mark.skipif(not (SLIME / "slime").is_dir(), reason="needs slime at /work/src/slime")
+@pytest.mark.skipif(not (SLIME / "slime").is_dir(), reason="needs the pinned slime (SLIME_ASSISTANT_SOURCES)")
 def test_committed_log_lines_are_what_the_tool_writes_at_the_pin():
     assert index_to_json(build_log_index(SLIME)) == LOG_LINES_PATH.read_bytes()
 

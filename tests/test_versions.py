@@ -24,10 +24,11 @@ from core.launch.catalog import LayerVersion, same_version
 from core.launch.catalog_build import build_catalog
 from core.launch.catalog_build.checkout import content_key, read_docker, read_git
 from core.launch.check import CheckOptions, check_arg_list, check_script_bytes
+from core.pins import pinned_source_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-PINNED_SLIME = Path("/work/src/slime")
-SGLANG_WHEEL = Path("/work/src/sglang_whl")
+PINNED_SLIME = pinned_source_dir("slime")
+SGLANG_WHEEL = pinned_source_dir("sglang_whl")
 
 # slime/utils/arguments.py as older commits shaped it: no pre-parse step (the backend came from an environment
 # variable), the SGLang flags registered on the main parser, validation in one function.
