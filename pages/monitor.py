@@ -26,6 +26,7 @@ from core.monitor.slime_metrics import (
 )
 from core.monitor.smoothing import DEFAULT_WEIGHT, MAX_WEIGHT
 from core.monitor.sources import FoundRun, describe_found, find_runs
+from core.monitor.verdicts import with_gpu_verdict
 from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table
 from core.monitor.wandb.config import as_script_lines, check_config, config_rows, steps_per_rollout_note
 from core.monitor.wandb.log import SRC_DEFINE_METRIC, SRC_WANDB_ARGS
@@ -312,7 +313,7 @@ def live_view() -> None:
     unique_names(followers)
     runs = [f.run for f in followers]
     gpus = gpus_for(runs, named_gpu)  # W&B system metrics, GPU logs in the run folders, the listed ones
-    st.session_state["mon_live"] = [(f.run, f.verdicts + [gpus[f.run.name].verdict()]) for f in followers]
+    st.session_state["mon_live"] = [(f.run, with_gpu_verdict(f.verdicts, gpus[f.run.name].verdict())) for f in followers]
     now = time.time()
     baselines = st.session_state.setdefault("mon_seen_baseline", {})
     for follower in followers:
@@ -323,7 +324,7 @@ def live_view() -> None:
                 baselines[key] = RunSnapshot.model_validate(saved) if saved else None
             except ValueError:
                 baselines[key] = None
-        snap = snapshot(follower.run, [*follower.verdicts, gpus[follower.run.name].verdict()], now)  # with MON012
+        snap = snapshot(follower.run, with_gpu_verdict(follower.verdicts, gpus[follower.run.name].verdict()), now)  # with MON012
         text = changes_since(baselines[key], snap)
         if text:
             st.info(f"{plain(follower.run.name)}: {plain(text)}", icon=":material/update:")
