@@ -27,7 +27,7 @@ from core.monitor.slime_metrics import (
 from core.monitor.smoothing import DEFAULT_WEIGHT, MAX_WEIGHT
 from core.monitor.sources import FoundRun, describe_found, find_runs
 from core.monitor.verdicts import with_gpu_verdict
-from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table
+from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table, table_csv
 from core.monitor.wandb.config import as_script_lines, check_config, config_rows, steps_per_rollout_note
 from core.monitor.wandb.log import SRC_DEFINE_METRIC, SRC_WANDB_ARGS
 from core.monitor.wandb.proto import WandbProtoUnavailable
@@ -423,7 +423,7 @@ def live_view() -> None:
         st.plotly_chart(fig, key=f"mon_fig_{tag}", config={"displaylogo": False})
 
     table = shown_table(runs, shown_tags, axis, weight, alignments)
-    st.download_button("Download what is shown (CSV)", table.to_csv(index=False).encode(), file_name="monitor.csv",
+    st.download_button("Download what is shown (CSV)", table_csv(table), file_name="monitor.csv",
                        mime="text/csv", key="mon_csv", disabled=table.empty)
     gpu_section(runs, gpus, memory)
 
