@@ -5,6 +5,7 @@ Pure data and formatting: the reader (core/data/scan.py) and the row judge (core
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -112,6 +113,17 @@ class DataReport(BaseModel):
         """The CLI's JSON: findings shaped as the launch checker's, then the summary."""
         return {"findings": findings_json(self.findings, JSON_FIELDS),
                 "summary": self.summary.model_dump(mode="json")}
+
+    @classmethod
+    def from_json(cls, document: str) -> DataReport | None:
+        """The report back from its JSON (`to_json`, e.g. the saved record of the last check), every finding
+        linked to the data card again; None when the text is not such a report (damaged, an older shape)."""
+        try:
+            doc = json.loads(document)
+            findings = [Finding(**{k: f.get(k) for k in JSON_FIELDS}, card=CARD) for f in doc["findings"]]
+            return cls(findings=findings, summary=DataSummary.model_validate(doc["summary"]))
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):  # ValidationError is a ValueError
+            return None
 
 
 def finding_for(problem: Problem, line: int | None) -> Finding:
