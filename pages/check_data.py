@@ -16,7 +16,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from core.data.charts import counts_frame, keys_frame, prompt_length_figure, token_length_figure
-from core.data.report import failure_sentence
+from core.data.report import failure_sentence, status_summary
 from core.data.rules import DataKeys, RowSliceError, settings_errors, split_row_slice
 from core.data.scan import CheckError, DataReport, check_path, check_stream, startup_headline
 from core.data.tokens import (
@@ -210,18 +210,13 @@ def last_saved_report(memory: PageMemory) -> SavedReport | None:
 def record(profile, report: DataReport) -> None:
     s = report.summary
     errors = [f for f in report.findings if f.severity is Severity.ERROR]
-    status = "done" if s.complete and not s.would_fail else "started"
     todo = [f"{f.code}: {f.message}" + (f" (line {f.line})" if f.line else "") for f in errors[:10]]
     if s.flags_to_add:
         todo.append("Add to the launch command: " + " ".join(s.flags_to_add))
     checked = (f"Checked {s.name}: {startup_headline(s)}" if s.stops_at_start
                else f"Checked {s.name}: {s.rows_used} of {s.rows} row(s) usable by slime")
-    memory.accept("ran the check", f"{s.name}: " + ("stops at start-up; " if s.stops_at_start else "")
-                  + f"{s.rows_used} used, {s.rows_skipped} skipped, {s.rows_crash} crash, "
-                  f"{s.rows_unchecked} unchecked; prompts {s.prompt_format}"
-                  + ("" if status == "done" else " (not usable as is)"),
-                  done=[checked], todo=todo, output_name=REPORT_NAME, output=dumps(report.to_json()),
-                  output_mime="application/json")
+    memory.accept("ran the check", status_summary(s), done=[checked], todo=todo, output_name=REPORT_NAME,
+                  output=dumps(report.to_json()), output_mime="application/json")
 
 
 def show_report(report: DataReport) -> None:

@@ -12,7 +12,7 @@ from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sw
 from core.monitor.cache import CacheBatch
 from core.monitor.follow import Follower, RunSnapshot, changes_since, snapshot
 from core.monitor.plots import scalar_figure
-from core.monitor.report import checklist_text, evidence_rows, read_findings
+from core.monitor.report import checklist_summary, checklist_text, evidence_rows, read_findings
 from core.monitor.slime_metrics import (
     FILTER_HELP,
     SRC_TB,
@@ -480,7 +480,7 @@ todo = [f"{r.name}: {v.code} {v.title} ({v.status})" for r, vs in judged for v i
 judged_names = {r.name for r, _ in judged}  # names were made unique above
 todo += [f"{r.name}: {MISSING_NO_SCALARS if not r.scalar_count() else MISSING_NOTHING_JUDGED}"
          for r, _ in results if r.name not in judged_names]
-summary = f"{', '.join(r.name for r in runs)}: {len(todo)} item(s) to look at"
+summary = checklist_summary(results)
 if st.session_state.pop("mon_new_input", False):  # runs the user just loaded, not the remembered folders shown again
     if status == "done":
         memory.accept("read the runs and produced the checklist", summary, output=text, done=done, todo=todo,

@@ -75,7 +75,8 @@ def test_a_bad_upload_lists_findings_and_the_flags_to_add(app_env, make_app):
     flags = [c.value for c in at.code if "--input-key" in c.value]
     assert flags and "--input-key prompt" in flags[0]
     [record] = Store(app_env).accepted("default", "check_data")
-    assert "not usable as is" in record.summary and any("--input-key prompt" in t for t in record.todo_items)
+    assert "slime would skip 1 line" in record.summary and "not usable as is" not in record.summary
+    assert any("--input-key prompt" in t for t in record.todo_items)
 
 
 def test_a_binary_upload_headline_says_slime_stops_at_start_up(app_env, make_app):
@@ -85,7 +86,7 @@ def test_a_binary_upload_headline_says_slime_stops_at_start_up(app_env, make_app
     assert any(e.startswith("slime would stop at start-up on x.jsonl: The file contains NUL bytes") for e in errors)
     assert not any("skip 0 line" in e for e in errors) and any("DATA024" in e for e in errors)
     [record] = Store(app_env).accepted("default", "check_data")
-    assert record.summary.startswith("x.jsonl: stops at start-up")
+    assert record.summary.startswith("x.jsonl: slime would stop at start-up: The file contains NUL bytes")
     assert json.loads(record.output)["summary"]["would_fail"] is True
 
 

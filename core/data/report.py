@@ -230,6 +230,26 @@ def failure_sentence(s: DataSummary) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
+PROMPT_FORMAT_WORDS = {"text": "prompts are plain text", "chat": "prompts are chat message lists",
+                       "mixed": "prompts mix plain text and message lists", "none": "no prompt was read"}
+
+
+def status_summary(s: DataSummary) -> str:
+    """One line for people on what the check found (the page's status line and What's done): 'train.jsonl:
+    slime would use all 10 rows; prompts are plain text' or 'train.jsonl: slime would skip 1 line and crash
+    on 14 rows (35 of 50 rows usable); prompts are plain text'; for a file slime stops on, the reason."""
+    if s.stops_at_start:  # the reason, not the rows' counts
+        return f"{s.name}: {startup_headline(s).rstrip('.')}"
+    if s.would_fail:
+        what = f"slime would {failure_sentence(s)} ({s.rows_used:,} of {plural(s.rows, 'row')} usable)"
+    elif not s.complete:
+        what = f"the check could not finish ({s.rows_used:,} of {plural(s.rows, 'row')} read fine so far)"
+    else:
+        what = f"slime would use all {plural(s.rows_used, 'row')}" if s.rows_used != 1 else "slime would use its one row"
+    unchecked = f", {s.rows_unchecked:,} too long to check" if s.rows_unchecked else ""
+    return f"{s.name}: {what}{unchecked}; {PROMPT_FORMAT_WORDS.get(s.prompt_format, s.prompt_format)}"
+
+
 def printable(text: str) -> str:
     """The text, with anything that is not valid Unicode (lone surrogates, from a JSON escape such as \\ud800 or
     from undecodable bytes in a file name) shown as its escape (core.text.shown), so every output can be encoded."""
