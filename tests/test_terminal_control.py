@@ -163,3 +163,12 @@ def test_plan_and_draft_show_hostile_values_escaped(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert_no_raw_control(out + err)
     assert "prompt\\x1b]0;pwned\\x07" in out + err
+
+
+def test_a_drafted_script_is_printed_whole(capsys):
+    """The script is saved and run: a line longer than the terminal limit (a long --data path) is not cut."""
+    data = "/d/" + ("a" * 200 + "/") * 20 + "x.jsonl"
+    main(["draft", "grpo", "--model", "Qwen3-4B", "--data", data, "--gpus", "8"])
+    out, _ = capsys.readouterr()
+    [line] = [s for s in out.splitlines() if data in s]
+    assert len(line) > TERMINAL_LINE_LIMIT and "not shown" not in out

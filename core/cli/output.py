@@ -27,7 +27,7 @@ import re
 import sys
 from typing import TextIO
 
-from core.text import LONE_SURROGATE, escape_surrogate, for_terminal, shown  # noqa: F401 (shown: re-exported)
+from core.text import LONE_SURROGATE, TERMINAL_LINE_LIMIT, escape_surrogate, for_terminal, shown  # noqa: F401 (shown: re-exported)
 
 ERROR_HANDLER = "slime_assistant_shown"
 JSON_UNESCAPED_CONTROL = re.compile("[\x7f-\x9f]")  # control characters json.dumps leaves as they are
@@ -77,9 +77,11 @@ def _write(stream: TextIO, text: str) -> None:
     stream.write(safe)
 
 
-def write_text(text: str, *, stream: TextIO | None = None, end: str = "\n") -> None:
-    """Print text for people: never raises an encoding error, whatever the text and the stream."""
-    _write(stream or sys.stdout, for_terminal(text) + end)
+def write_text(text: str, *, stream: TextIO | None = None, end: str = "\n",
+               limit: int | None = TERMINAL_LINE_LIMIT) -> None:
+    """Print text for people: never raises an encoding error, whatever the text and the stream, and sends no
+    control sequence. `limit=None` keeps every line whole (a drafted script, which is saved and run)."""
+    _write(stream or sys.stdout, for_terminal(text, limit) + end)
 
 
 def say(text: str, *, end: str = "\n") -> None:
