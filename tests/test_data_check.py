@@ -956,32 +956,3 @@ def test_random_bytes_names_and_settings_never_raise_and_always_print():
         json.dumps(report.to_json(), ensure_ascii=False).encode("utf-8")
 
     run()
-
-
-@pytest.mark.parametrize("fixture, keys, summary", [
-    ("text_ok.jsonl", {"input_key": "prompt", "label_key": "label"},
-     "text_ok.jsonl: slime would use all 10 rows; prompts are plain text"),
-    ("mixed_problems.jsonl", {"input_key": "prompt", "label_key": "label"},
-     "mixed_problems.jsonl: slime would skip 1 line and crash on 8 rows (6 of 15 rows usable); prompts mix plain "
-     "text and message lists"),
-    ("latin1.jsonl", {"input_key": "prompt"}, "latin1.jsonl: slime would stop at start-up at line 1: "),
-], ids=str)
-def test_status_summary_is_worded_for_people(fixture, keys, summary):
-    """The page's status line and What's done (issue 28, first hour 9): no "prompts text (not usable as is)"."""
-    from core.data.report import status_summary
-
-    path = Path(__file__).parent / "fixtures" / "data" / fixture
-    s = dc.check_path(str(path), DataKeys(**keys), name=fixture).summary
-    assert status_summary(s).startswith(summary) and not status_summary(s).endswith(".")
-
-
-def test_a_report_comes_back_from_its_json():
-    """The saved record of the last check is shown again as it was (issue 28, first hour 3)."""
-    path = Path(__file__).parent / "fixtures" / "data" / "mixed_problems.jsonl"
-    report = dc.check_path(str(path), DataKeys())
-    again = dc.DataReport.from_json(json.dumps(report.to_json()))
-    assert again is not None and again.to_json() == report.to_json() and again.summary == report.summary
-    assert [(f.code, f.line, f.card) for f in again.findings] == [(f.code, f.line, f.card) for f in report.findings]
-    for damaged in ("", "[1]", '{"findings": [{}], "summary": {}}', '{"findings": [], "summary": {"rows": "x"}}',
-                    "[" * 100_000):
-        assert dc.DataReport.from_json(damaged) is None
