@@ -9,13 +9,14 @@ Nothing is changed or written; uploaded text is shown only as code, plain text o
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 from pydantic import ValidationError
 
 from core.data.charts import counts_frame, keys_frame, prompt_length_figure, token_length_figure
-from core.data.report import failure_sentence
+from core.data.report import failure_sentence, status_summary
 from core.data.rules import DataKeys, RowSliceError, settings_errors, split_row_slice
 from core.data.scan import CheckError, DataReport, check_path, check_stream, startup_headline
 from core.data.tokens import (
@@ -36,11 +37,12 @@ from ui.common import (
     saved_launch_keys,
     show_findings,
 )
-from ui.memory import PageMemory
+from ui.memory import PageMemory, when_text
 
 ensure_app_frame()
 
 UPLOAD, ON_DISK = "Upload a sample", "A file on this machine"
+REPORT_NAME = "data-check.json"  # the saved record's output: the report, shown again in a new session
 
 
 def launch_defaults(profile) -> DataKeys:
@@ -189,21 +191,32 @@ def run_check(keys: DataKeys, source: str, upload, path_text: str, tokenizer: Lo
         bar.empty()
 
 
+@dataclass
+class SavedReport:
+    """The report of the last check, read back from its saved record (a new session shows it again)."""
+
+    report: DataReport
+    checked_at: float
+
+
+def last_saved_report(memory: PageMemory) -> SavedReport | None:
+    last = memory.latest_accepted()
+    if last is None or last.output_name != REPORT_NAME or not last.output:
+        return None
+    report = DataReport.from_json(last.output)
+    return SavedReport(report, last.accepted_at) if report is not None else None
+
+
 def record(profile, report: DataReport) -> None:
     s = report.summary
     errors = [f for f in report.findings if f.severity is Severity.ERROR]
-    status = "done" if s.complete and not s.would_fail else "started"
     todo = [f"{f.code}: {f.message}" + (f" (line {f.line})" if f.line else "") for f in errors[:10]]
     if s.flags_to_add:
         todo.append("Add to the launch command: " + " ".join(s.flags_to_add))
     checked = (f"Checked {s.name}: {startup_headline(s)}" if s.stops_at_start
                else f"Checked {s.name}: {s.rows_used} of {s.rows} row(s) usable by slime")
-    memory.accept("ran the check", f"{s.name}: " + ("stops at start-up; " if s.stops_at_start else "")
-                  + f"{s.rows_used} used, {s.rows_skipped} skipped, {s.rows_crash} crash, "
-                  f"{s.rows_unchecked} unchecked; prompts {s.prompt_format}"
-                  + ("" if status == "done" else " (not usable as is)"),
-                  done=[checked], todo=todo, output_name="data-check.json", output=dumps(report.to_json()),
-                  output_mime="application/json")
+    memory.accept("ran the check", status_summary(s), done=[checked], todo=todo, output_name=REPORT_NAME,
+                  output=dumps(report.to_json()), output_mime="application/json")
 
 
 def show_report(report: DataReport) -> None:
@@ -330,6 +343,8 @@ profile_caption(profile)
 memory = PageMemory("check_data", "cd", profile)
 if memory.reloaded:
     st.session_state.pop("cd_report", None)  # another profile's report
+if "cd_report" not in st.session_state:  # a new session, or another profile: its last check, as saved
+    st.session_state["cd_report"] = last_saved_report(memory)
 st.write("Reads your prompt file the way slime's loader does and lists every row it would drop or crash on, "
          "before you launch. Nothing is changed.")
 memory.done_caption()
@@ -359,11 +374,15 @@ if st.button("Check", key="cd_run", type="primary", disabled=keys is None or len
     report = run_check(keys, source, upload, path_text, tokenizer, lengths,
                        tokenizer_problem and f"The tokenizer was not used: {tokenizer_problem}") \
         if keys is not None else None
+    st.session_state["cd_report"] = report  # None when refused or not checked: no other file's report below
     if report is not None:
-        st.session_state["cd_report"] = report
         record(profile, report)
 
 memory.progress(summary="keys or file chosen, not checked yet")
 report = st.session_state.get("cd_report")
-if isinstance(report, DataReport):
+if isinstance(report, SavedReport):
+    st.info(f"Your last check, {when_text(report.checked_at)}, as kept in What's done. Press Check to check the "
+            "file again.", icon=":material/history:")
+    show_report(report.report)
+elif isinstance(report, DataReport):
     show_report(report)

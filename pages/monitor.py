@@ -12,7 +12,7 @@ from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sw
 from core.monitor.cache import CacheBatch
 from core.monitor.follow import Follower, RunSnapshot, changes_since, snapshot
 from core.monitor.plots import scalar_figure
-from core.monitor.report import checklist_text, evidence_rows, read_findings
+from core.monitor.report import checklist_summary, checklist_text, evidence_rows, read_findings
 from core.monitor.slime_metrics import (
     FILTER_HELP,
     SRC_TB,
@@ -26,7 +26,8 @@ from core.monitor.slime_metrics import (
 )
 from core.monitor.smoothing import DEFAULT_WEIGHT, MAX_WEIGHT
 from core.monitor.sources import FoundRun, describe_found, find_runs
-from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table
+from core.monitor.verdicts import with_gpu_verdict
+from core.monitor.views import X_AXIS_LABELS, XAxis, rollout_alignment, shown_table, table_csv
 from core.monitor.wandb.config import as_script_lines, check_config, config_rows, steps_per_rollout_note
 from core.monitor.wandb.log import SRC_DEFINE_METRIC, SRC_WANDB_ARGS
 from core.monitor.wandb.proto import WandbProtoUnavailable
@@ -312,7 +313,7 @@ def live_view() -> None:
     unique_names(followers)
     runs = [f.run for f in followers]
     gpus = gpus_for(runs, named_gpu)  # W&B system metrics, GPU logs in the run folders, the listed ones
-    st.session_state["mon_live"] = [(f.run, f.verdicts + [gpus[f.run.name].verdict()]) for f in followers]
+    st.session_state["mon_live"] = [(f.run, with_gpu_verdict(f.verdicts, gpus[f.run.name].verdict())) for f in followers]
     now = time.time()
     baselines = st.session_state.setdefault("mon_seen_baseline", {})
     for follower in followers:
@@ -323,7 +324,7 @@ def live_view() -> None:
                 baselines[key] = RunSnapshot.model_validate(saved) if saved else None
             except ValueError:
                 baselines[key] = None
-        snap = snapshot(follower.run, [*follower.verdicts, gpus[follower.run.name].verdict()], now)  # with MON012
+        snap = snapshot(follower.run, with_gpu_verdict(follower.verdicts, gpus[follower.run.name].verdict()), now)  # with MON012
         text = changes_since(baselines[key], snap)
         if text:
             st.info(f"{plain(follower.run.name)}: {plain(text)}", icon=":material/update:")
@@ -422,7 +423,7 @@ def live_view() -> None:
         st.plotly_chart(fig, key=f"mon_fig_{tag}", config={"displaylogo": False})
 
     table = shown_table(runs, shown_tags, axis, weight, alignments)
-    st.download_button("Download what is shown (CSV)", table.to_csv(index=False).encode(), file_name="monitor.csv",
+    st.download_button("Download what is shown (CSV)", table_csv(table), file_name="monitor.csv",
                        mime="text/csv", key="mon_csv", disabled=table.empty)
     gpu_section(runs, gpus, memory)
 
@@ -479,7 +480,7 @@ todo = [f"{r.name}: {v.code} {v.title} ({v.status})" for r, vs in judged for v i
 judged_names = {r.name for r, _ in judged}  # names were made unique above
 todo += [f"{r.name}: {MISSING_NO_SCALARS if not r.scalar_count() else MISSING_NOTHING_JUDGED}"
          for r, _ in results if r.name not in judged_names]
-summary = f"{', '.join(r.name for r in runs)}: {len(todo)} item(s) to look at"
+summary = checklist_summary(results)
 if st.session_state.pop("mon_new_input", False):  # runs the user just loaded, not the remembered folders shown again
     if status == "done":
         memory.accept("read the runs and produced the checklist", summary, output=text, done=done, todo=todo,

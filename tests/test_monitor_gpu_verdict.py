@@ -212,3 +212,57 @@ def test_gpu_logs_of_another_day_are_named(tmp_path):
     g = read_run_gpus(run)
     assert any("hardly overlap the run" in n for n in g.data.notes), g.data.notes
     assert {s.role for s in g.data.series} == {"unknown"}
+
+
+# -- MON010 and MON012 agree (issue 28, hostile item 11) -----------------------------------------------------
+NO_GPU_METRIC = "slime logs no GPU-utilization metric"
+
+
+def test_with_gpu_data_mon010_refers_to_mon012(tmp_path):
+    from core.monitor.verdicts import run_verdicts, with_gpu_verdict
+
+    run = tb_run(tmp_path)
+    gpu = read_run_gpus(run).verdict()
+    assert gpu.status != "unknown"
+    alone = next(v for v in run_verdicts(run) if v.code == "MON010")
+    assert NO_GPU_METRIC in alone.message and alone.commands  # what MON010 says with no GPU data
+    joined = with_gpu_verdict(run_verdicts(run), gpu)
+    assert [v.code for v in joined][-2:] == ["MON011", "MON012"]
+    mon010 = next(v for v in joined if v.code == "MON010")
+    assert NO_GPU_METRIC not in mon010.message and not mon010.commands
+    assert mon010.message.startswith("GPU utilization from the nvidia-smi CSV log is judged in MON012 (GPUs are busy)")
+    assert mon010.evidence == alone.evidence and mon010.status == alone.status  # the perf/* numbers stay
+
+
+def test_without_gpu_utilization_mon010_keeps_its_message(tmp_path):
+    from core.monitor.verdicts import run_verdicts, with_gpu_verdict
+
+    run = tb_run(tmp_path, csv=False, job_log=True)  # Memory-Usage lines: memory, not utilization
+    gpu = read_run_gpus(run).verdict()
+    assert gpu.status == "unknown"
+    mon010 = next(v for v in with_gpu_verdict(run_verdicts(run), gpu) if v.code == "MON010")
+    assert NO_GPU_METRIC in mon010.message and mon010.commands
+
+
+def test_cli_with_gpu_log_mon010_does_not_contradict_mon012(beside, capsys):
+    logs = beside / "gpu-logs"
+    main(["logs", str(beside / "run"), "--no-cache", "--gpu-log", str(logs / "gpu-node0.csv"),
+          "--gpu-log", str(logs / "gpu-node1.csv")])
+    out = capsys.readouterr().out
+    [line] = [s for s in out.splitlines() if "MON010" in s]
+    assert NO_GPU_METRIC not in line and "is judged in MON012 (GPUs are busy)" in line
+    assert "WARN    MON012 GPUs are busy" in out
+    main(["logs", str(beside / "run"), "--no-cache", "--format", "json", "--gpu-log", str(logs / "gpu-node0.csv")])
+    verdicts = json.loads(capsys.readouterr().out)["runs"][0]["verdicts"]
+    assert "is judged in MON012" in next(v for v in verdicts if v["code"] == "MON010")["message"]
+    main(["logs", str(beside / "run"), "--no-cache"])  # no GPU log: MON010 says how to record one
+    assert NO_GPU_METRIC in capsys.readouterr().out
+
+
+def test_follow_mon010_refers_to_mon012_once_gpu_data_arrives(tmp_path):
+    from core.monitor.follow import Follower
+
+    run = tb_run(tmp_path)
+    follower = Follower(find_runs(Path(run.path))[0], gpu_logs=[])
+    mon010 = next(v for v in follower.verdicts if v.code == "MON010")
+    assert "is judged in MON012" in mon010.message

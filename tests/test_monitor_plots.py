@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 import numpy as np
+import pandas as pd
+import pytest
 
 from core.monitor.plots import plot_text, scalar_figure
 from core.monitor.runs import RestartMark, RunData, Series
 from core.monitor.smoothing import smooth
-from core.monitor.views import RolloutAlignment, XAxis, shown_table
+from core.monitor.views import RolloutAlignment, XAxis, shown_table, spreadsheet_safe, table_csv
 
 ALIGN = RolloutAlignment(stride=1, steps_per_rollout=2, how="")
 
@@ -60,3 +65,29 @@ def test_shown_table_has_every_point():
     runs = [_run("a", "train/loss", 5), _run("b", "train/loss", 3)]
     table = shown_table(runs, ["train/loss"], XAxis.STEP, 0.6, {"a": ALIGN, "b": ALIGN})
     assert len(table) == 8 and list(table.columns) == ["run", "tag", "step", "x", "value", "smoothed", "wall_time"]
+
+
+# -- the CSV download opens safely in a spreadsheet (issue 28, hostile item 15) ------------------------------
+@pytest.mark.parametrize("name, cell", [
+    ('=HYPERLINK("http://x","y")', "'=HYPERLINK(\"http://x\",\"y\")"), ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
+    ("+1+1", "'+1+1"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+    ("run-1", "run-1"), ("a=b", "a=b"), ("", ""),
+], ids=repr)
+def test_spreadsheet_safe_prefixes_formula_starts(name, cell):
+    assert spreadsheet_safe(name) == cell
+
+
+def test_csv_download_neutralizes_names_but_not_negative_numbers():
+    runs = [_run("=cmd|' /C calc'!A0", "-tag", 20), _run("@run", "+loss", 20)]
+    aligns = {r.name: ALIGN for r in runs}
+    table = pd.concat([shown_table(runs[:1], ["-tag"], XAxis.STEP, 0.0, aligns),
+                       shown_table(runs[1:], ["+loss"], XAxis.STEP, 0.0, aligns)], ignore_index=True)
+    assert (table["value"] < 0).any()  # sin() gives negative values: numbers, not formulas
+    rows = list(csv.reader(io.StringIO(table_csv(table).decode("utf-8"))))
+    assert rows[0] == ["run", "tag", "step", "x", "value", "smoothed", "wall_time"]
+    body = rows[1:]
+    assert {r[0] for r in body} == {"'=cmd|' /C calc'!A0", "'@run"} and {r[1] for r in body} == {"'-tag", "'+loss"}
+    values = [float(r[4]) for r in body]
+    assert values == list(table["value"]) and any(v < 0 for v in values)
+    assert not any(r[4].startswith("'") or r[5].startswith("'") for r in body)
+    assert table["run"].iloc[0] == "=cmd|' /C calc'!A0"  # the table shown on the page is left as it is

@@ -49,3 +49,25 @@ def test_checklist_text_lists_every_verdict(tmp_path):
     run = read_run(tmp_path)
     text = checklist_text([(run, run_verdicts(run))])
     assert text.count("[") >= 11 and "[FAIL] MON002" in text and "adjust:" in text
+
+
+def test_checklist_summary_is_worded_for_people(tmp_path):
+    """The Monitor's status line (issue 28, first hour 9): no "0 item(s) to look at"."""
+    from core.monitor.report import checklist_summary
+    from core.monitor.runs import RunData
+    from core.monitor.verdicts import Verdict
+
+    def verdicts(*statuses: str) -> list[Verdict]:
+        return [Verdict(code=f"MON{i:03d}", title="t", status=s, message="m") for i, s in enumerate(statuses, 1)]
+
+    write_slime_like_run(tmp_path / "run", Scenario(rollouts=12, seed=1))
+    run = read_run(tmp_path / "run", name="uploaded-run")
+    empty = RunData(name="other", path="/x")
+    assert checklist_summary([(run, verdicts("ok", "unknown"))]) == (
+        'Run "uploaded-run": every check that could judge it is fine')
+    assert checklist_summary([(run, verdicts("warn", "ok"))]) == 'Run "uploaded-run": 1 check warns'
+    assert checklist_summary([(run, verdicts("fail", "warn", "warn"))]) == 'Run "uploaded-run": 1 check fails and 2 warn'
+    assert checklist_summary([(run, verdicts("fail", "fail")), (empty, verdicts("unknown"))]) == (
+        'Runs "uploaded-run", "other": 2 checks fail and 1 of them has too little data to judge')
+    for text in (checklist_summary([(run, verdicts("ok"))]), checklist_summary([(empty, [])])):
+        assert "item(s)" not in text and "0 " not in text

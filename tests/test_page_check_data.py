@@ -75,7 +75,8 @@ def test_a_bad_upload_lists_findings_and_the_flags_to_add(app_env, make_app):
     flags = [c.value for c in at.code if "--input-key" in c.value]
     assert flags and "--input-key prompt" in flags[0]
     [record] = Store(app_env).accepted("default", "check_data")
-    assert "not usable as is" in record.summary and any("--input-key prompt" in t for t in record.todo_items)
+    assert "slime would skip 1 line" in record.summary and "not usable as is" not in record.summary
+    assert any("--input-key prompt" in t for t in record.todo_items)
 
 
 def test_a_binary_upload_headline_says_slime_stops_at_start_up(app_env, make_app):
@@ -85,7 +86,7 @@ def test_a_binary_upload_headline_says_slime_stops_at_start_up(app_env, make_app
     assert any(e.startswith("slime would stop at start-up on x.jsonl: The file contains NUL bytes") for e in errors)
     assert not any("skip 0 line" in e for e in errors) and any("DATA024" in e for e in errors)
     [record] = Store(app_env).accepted("default", "check_data")
-    assert record.summary.startswith("x.jsonl: stops at start-up")
+    assert record.summary.startswith("x.jsonl: slime would stop at start-up: The file contains NUL bytes")
     assert json.loads(record.output)["summary"]["would_fail"] is True
 
 
@@ -318,3 +319,55 @@ def test_an_uploaded_hostile_template_is_stopped_and_the_page_says_why(app_env, 
     messages = " ".join(unescaped(e.value) for e in [*at.error, *at.warning, *at.markdown])
     assert "(tokenizer_config.json) was stopped on this row: its output passed" in messages
     assert "Traceback" not in messages
+
+
+# -- the last report stays; a refusal never shows another file's report (issue 28, first hour 3) --------------
+def findings_shown(at) -> list[str]:
+    """The findings' lines as shown (code · line N · message)."""
+    return [unescaped(e.value) for e in (*at.error, *at.warning) if " · line " in e.value]
+
+
+def test_the_last_report_is_shown_again_after_leaving_the_page_and_in_a_new_session(app_env, make_app):
+    import streamlit as st
+
+    at = open_page(app_env, make_app)
+    upload_and_check(at, "sample.jsonl", (FIXTURES / "mixed_problems.jsonl").read_bytes())
+    first = findings_shown(at)
+    assert any(line.startswith("DATA001 · line 3 · ") for line in first)
+    metrics = [m.value for m in at.metric]
+    # Another page, then back, in the same session.
+    at.switch_page("pages/progress.py").run()
+    assert not at.exception and not findings_shown(at)
+    at.switch_page("pages/check_data.py").run()
+    assert not at.exception
+    assert findings_shown(at) == first and [m.value for m in at.metric] == metrics
+    # A new session (a reload, or a link opened in a new tab): the report comes back from the saved record.
+    st.cache_resource.clear()
+    again = make_app(PAGE).run()
+    assert not again.exception
+    assert findings_shown(again) == first and [m.value for m in again.metric] == metrics
+    assert any("Your last check" in i.value and "Press Check" in i.value for i in again.info)
+    assert any("would skip 1 line" in e.value for e in again.error)  # the headline too
+    assert len(Store(app_env).accepted("default", "check_data")) == 1  # showing it again recorded nothing
+
+
+def test_a_refused_path_does_not_show_the_previous_files_report(app_env, make_app, tmp_path, monkeypatch):
+    inside = tmp_path / "allowed"
+    inside.mkdir()
+    data = inside / "train.jsonl"
+    data.write_bytes((FIXTURES / "mixed_problems.jsonl").read_bytes())
+    outside = tmp_path / "secret.jsonl"
+    outside.write_text('{"input": "a"}\n')
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(inside))
+    at = open_page(app_env, make_app, data_path=str(data))
+    at.radio(key="cd_source").set_value("A file on this machine").run()
+    at.button(key="cd_run").click().run()
+    assert findings_shown(at) and at.metric  # the file inside the roots: its report
+    at.text_input(key="cd_path").input(str(outside)).run()
+    at.button(key="cd_run").click().run()
+    assert not at.exception
+    assert any("outside the directories" in e.value for e in at.error)
+    assert not findings_shown(at) and not at.metric  # no report of train.jsonl under the refusal
+    assert not any("train.jsonl" in unescaped(e.value) for e in (*at.error, *at.success, *at.warning))
+    at.run()  # and not on the next run either
+    assert not findings_shown(at) and not at.metric

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.cli.output import say, write_json, write_text
+
 if TYPE_CHECKING:
     from core.knowledge.errors import ErrorMatch
 
@@ -97,26 +99,25 @@ def _tail(read: Callable[[int], bytes]) -> tuple[bytes, int]:
 def run_ask(args: argparse.Namespace) -> int:
     """Handler: search, print the results, return the exit code."""
     if not 1 <= args.limit <= MAX_LIMIT:
-        print(f"ask: --limit must be between 1 and {MAX_LIMIT}", file=sys.stderr)
+        say(f"ask: --limit must be between 1 and {MAX_LIMIT}")
         return EXIT_USAGE
     try:
         query, replaced, cut = read_query_cut([*args.query, *args.extra_words])
     except UnicodeError:  # a lone surrogate in a text stream
-        print("ask: the query is not text that can be searched", file=sys.stderr)
+        say("ask: the query is not text that can be searched")
         return EXIT_USAGE
     if cut:
-        print(f"ask: the paste is longer than {MAX_STDIN_CHARS:,} characters; its beginning (about "
-              f"{cut:,} characters) was cut and its end, where the final exception is, was searched",
-              file=sys.stderr)
+        say(f"ask: the paste is longer than {MAX_STDIN_CHARS:,} characters; its beginning (about "
+            f"{cut:,} characters) was cut and its end, where the final exception is, was searched")
     if replaced:
-        print("ask: the query holds bytes that are not UTF-8; they were searched as U+FFFD (the replacement "
-              "character)", file=sys.stderr)
+        say("ask: the query holds bytes that are not UTF-8; they were searched as U+FFFD (the replacement "
+            "character)")
     if not query.strip():
-        print("ask: give something to look up (a flag, a rule code, an error message or words)", file=sys.stderr)
+        say("ask: give something to look up (a flag, a rule code, an error message or words)")
         return EXIT_USAGE
     checkout, problem = _checkout(getattr(args, "slime_checkout", None))
     if problem:
-        print(f"ask: {problem}", file=sys.stderr)
+        say(f"ask: {problem}")
         return EXIT_USAGE
     from core.knowledge.search import get_index
 
@@ -125,10 +126,8 @@ def run_ask(args: argparse.Namespace) -> int:
     results = answer.results
     in_checkout, not_read = (_checkout_matches(query, checkout) if checkout and (not args.kind or "error" in args.kind)
                              else ([], []))
-    from core.text import shown
-
     for line in not_read:
-        print(f"ask: not read from your checkout: {shown(line)}", file=sys.stderr)
+        say(f"ask: not read from your checkout: {line}")
     if args.output_format == "json":
         out = answer.public()
         if checkout is not None:
@@ -140,14 +139,14 @@ def run_ask(args: argparse.Namespace) -> int:
                 {"exception": m.entry.exception, "message": m.entry.template, "source": f"{m.entry.path}:{m.entry.line}",
                  "function": m.entry.function, "condition": m.entry.condition, "matched": m.how} for m in in_checkout],
                 "not_read": not_read}
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        write_json(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         if in_checkout:
-            print(render_checkout(checkout, in_checkout) + ("\n" if results else ""))
+            write_text(render_checkout(checkout, in_checkout) + ("\n" if results else ""))
         if results:
-            print(render_text(index, answer, query, checkout))
+            write_text(render_text(index, answer, query, checkout))
         elif not in_checkout:
-            print("Nothing found. Try a flag name, a rule code or fewer words.")
+            write_text("Nothing found. Try a flag name, a rule code or fewer words.")
     return EXIT_FOUND if results or in_checkout else EXIT_NONE
 
 

@@ -8,7 +8,7 @@ import sys
 
 from pydantic import ValidationError
 
-from core.cli.output import say, write_json, write_text
+from core.cli.output import progress, say, write_json, write_text
 from core.data.rules import DataKeys, settings_errors
 from core.data.scan import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
 from core.data.tokens import LengthSettings, TemplateLimits, TokenizerUnusable, load_tokenizer
@@ -106,7 +106,7 @@ def run_check_data(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_CHECK
     finally:
         if progress is not None:
-            say("\r\033[K", end="")
+            progress("")
     if args.output_format == "json":
         write_json(dumps(report.to_json()))
     else:
@@ -119,7 +119,7 @@ def run_check_data(args: argparse.Namespace) -> int:
 
 
 def _stderr_progress(fraction: float, text: str) -> None:
-    say(f"\rchecking: {fraction:4.0%} {text}", end="")
+    progress(f"checking: {fraction:4.0%} {text}")
 
 
 def _first_error(exc: ValidationError) -> str:

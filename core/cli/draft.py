@@ -159,7 +159,7 @@ def handle_draft(args: argparse.Namespace) -> int:
         write_json(draft_json(draft, args.output))
         return EXIT_READY if draft.ready else EXIT_NOT_READY
     if not args.output:
-        write_text(draft.script, end="")
+        write_text(draft.script, end="", limit=None)  # whole lines: the script is saved and run
     status = "ready for your review" if draft.ready else "NOT ready (see the findings above)"
     where = f" written to {args.output}" if args.output else ""
     say(f"Draft{where}: {status}. Nothing was run.")

@@ -298,10 +298,10 @@ def handle_logs(args: argparse.Namespace) -> int:
                                   render=lambda results, compact, gpus: _report(args, results, problems, notes,
                                                                                 compact, gpus=gpus))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
-    from core.monitor.verdicts import run_verdicts
+    from core.monitor.verdicts import run_verdicts, with_gpu_verdict
 
     gpus = gpus_of(runs, named_gpu_logs(args.gpu_log, problems))  # GPU data: the run's, found, and --gpu-log
-    results = [(run, run_verdicts(run) + [g.verdict()]) for run, g in zip(runs, gpus, strict=True)]
+    results = [(run, with_gpu_verdict(run_verdicts(run), g.verdict())) for run, g in zip(runs, gpus, strict=True)]
     return _report(args, results, problems, notes, gpus=gpus)
 
 

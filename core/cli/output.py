@@ -5,11 +5,16 @@ surrogates (the `surrogateescape` error handler: byte 0xff becomes U+DCFF), and 
 encoded by a UTF-8 or ASCII stream. The rules:
 - `shown(text)` writes each undecodable byte as a visible `\\xff` and any other lone surrogate as `\\ud800`:
   the text says exactly which byte it was, and is valid Unicode.
-- `write_text` prints through `shown`, then escapes whatever the stream's encoding cannot carry (for example
-  `é` on an ASCII stdout) with a backslash escape: text output never raises UnicodeEncodeError.
+- `write_text` and `say` print through `for_terminal` (core/text.py): `shown`'s escapes, every control character
+  but tab and newline written as a visible `\\x1b` (a run name, a file or a paste cannot clear the screen or
+  set the terminal's title), and a line of more than 4,000 characters cut with a note; then they escape
+  whatever the stream's encoding cannot carry (for example `é` on an ASCII stdout) with a backslash escape: text output never raises UnicodeEncodeError.
 - `write_json` prints a JSON document built with `ensure_ascii=False`, with lone surrogates turned into the
   same `\\xff` text (the backslash itself escaped, so the document stays valid JSON) and every character the
   stream cannot carry written as a JSON `\\uXXXX` escape: the output is valid UTF-8 JSON whatever the names.
+  json.dumps already escapes C0 control characters; DEL and the C1 ones (U+009B is a CSI) are escaped here.
+- `progress(text)` rewrites the one progress line on stderr: its own carriage return and erase sequence are
+  the only control characters this package ever writes.
 - `guard_streams()`, run once by `main()`, makes stdout and stderr write any text that slips past these
   helpers (argparse's own messages, for one) with the same escapes instead of raising.
 """
@@ -18,12 +23,14 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 import sys
 from typing import TextIO
 
-from core.text import LONE_SURROGATE, escape_surrogate, shown
+from core.text import LONE_SURROGATE, TERMINAL_LINE_LIMIT, escape_surrogate, for_terminal, shown  # noqa: F401 (shown: re-exported)
 
 ERROR_HANDLER = "slime_assistant_shown"
+JSON_UNESCAPED_CONTROL = re.compile("[\x7f-\x9f]")  # control characters json.dumps leaves as they are
 
 
 def _stream_handler(error: UnicodeError) -> tuple[str, int]:
@@ -70,14 +77,25 @@ def _write(stream: TextIO, text: str) -> None:
     stream.write(safe)
 
 
-def write_text(text: str, *, stream: TextIO | None = None, end: str = "\n") -> None:
-    """Print text for people: never raises an encoding error, whatever the text and the stream."""
-    _write(stream or sys.stdout, shown(text) + end)
+def write_text(text: str, *, stream: TextIO | None = None, end: str = "\n",
+               limit: int | None = TERMINAL_LINE_LIMIT) -> None:
+    """Print text for people: never raises an encoding error, whatever the text and the stream, and sends no
+    control sequence. `limit=None` keeps every line whole (a drafted script, which is saved and run)."""
+    _write(stream or sys.stdout, for_terminal(text, limit) + end)
 
 
 def say(text: str, *, end: str = "\n") -> None:
-    """A message on stderr (errors, notes, progress), under the same rule as `write_text`; flushed at once."""
+    """A message on stderr (errors, notes), under the same rule as `write_text`; flushed at once."""
     write_text(text, stream=sys.stderr, end=end)
+    sys.stderr.flush()
+
+
+ERASE_LINE = "\r\033[K"
+
+
+def progress(text: str) -> None:
+    """Rewrite the progress line on stderr with `text` (escaped as `say` does); `progress("")` erases it."""
+    _write(sys.stderr, ERASE_LINE + for_terminal(text))
     sys.stderr.flush()
 
 
@@ -107,6 +125,7 @@ def json_text(document: str, *, encoding: str = "utf-8") -> str:
     """A JSON document (serialized with ensure_ascii=False) made safe to print: lone surrogates become the
     visible text `\\xff` (backslash escaped for JSON), characters the encoding lacks become `\\uXXXX`."""
     document = LONE_SURROGATE.sub(lambda m: "\\" + escape_surrogate(m.group()), document)
+    document = JSON_UNESCAPED_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
     return _json_escape_unencodable(document, encoding)
 
 

@@ -5,6 +5,7 @@ Pure data and formatting: the reader (core/data/scan.py) and the row judge (core
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -113,6 +114,17 @@ class DataReport(BaseModel):
         return {"findings": findings_json(self.findings, JSON_FIELDS),
                 "summary": self.summary.model_dump(mode="json")}
 
+    @classmethod
+    def from_json(cls, document: str) -> DataReport | None:
+        """The report back from its JSON (`to_json`, e.g. the saved record of the last check), every finding
+        linked to the data card again; None when the text is not such a report (damaged, an older shape)."""
+        try:
+            doc = json.loads(document)
+            findings = [Finding(**{k: f.get(k) for k in JSON_FIELDS}, card=CARD) for f in doc["findings"]]
+            return cls(findings=findings, summary=DataSummary.model_validate(doc["summary"]))
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):  # ValidationError is a ValueError
+            return None
+
 
 def finding_for(problem: Problem, line: int | None) -> Finding:
     rule = RULES[CODE_BY_NAME[problem.rule]]
@@ -216,6 +228,26 @@ def failure_sentence(s: DataSummary) -> str:
     if not parts:
         return "stop on a problem of the whole file"
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+PROMPT_FORMAT_WORDS = {"text": "prompts are plain text", "chat": "prompts are chat message lists",
+                       "mixed": "prompts mix plain text and message lists", "none": "no prompt was read"}
+
+
+def status_summary(s: DataSummary) -> str:
+    """One line for people on what the check found (the page's status line and What's done): 'train.jsonl:
+    slime would use all 10 rows; prompts are plain text' or 'train.jsonl: slime would skip 1 line and crash
+    on 14 rows (35 of 50 rows usable); prompts are plain text'; for a file slime stops on, the reason."""
+    if s.stops_at_start:  # the reason, not the rows' counts
+        return f"{s.name}: {startup_headline(s).rstrip('.')}"
+    if s.would_fail:
+        what = f"slime would {failure_sentence(s)} ({s.rows_used:,} of {plural(s.rows, 'row')} usable)"
+    elif not s.complete:
+        what = f"the check could not finish ({s.rows_used:,} of {plural(s.rows, 'row')} read fine so far)"
+    else:
+        what = f"slime would use all {plural(s.rows_used, 'row')}" if s.rows_used != 1 else "slime would use its one row"
+    unchecked = f", {s.rows_unchecked:,} too long to check" if s.rows_unchecked else ""
+    return f"{s.name}: {what}{unchecked}; {PROMPT_FORMAT_WORDS.get(s.prompt_format, s.prompt_format)}"
 
 
 def printable(text: str) -> str:

@@ -44,7 +44,7 @@ from core.monitor.sources import (
     read_gpu_files,
 )
 from core.monitor.stream import scan_stream, tail_digest
-from core.monitor.verdicts import Verdict, run_verdicts
+from core.monitor.verdicts import Verdict, run_verdicts, with_gpu_verdict
 from core.paths import open_regular
 
 STALL_AFTER = 5  # refreshes without a new step before a run is called stalled
@@ -170,7 +170,8 @@ class Follower:
         self.exit_code = run.wandb.exit_code if run.wandb is not None else None
 
     def _verdicts(self) -> list[Verdict]:
-        return run_verdicts(self.run) + ([self.gpus.verdict()] if self.gpus is not None else [])
+        verdicts = run_verdicts(self.run)
+        return verdicts if self.gpus is None else with_gpu_verdict(verdicts, self.gpus.verdict())
 
     def _refresh_gpus(self, *, run_changed: bool, out: Refresh | None = None) -> bool:
         """Read the GPU logs again when one grew or appeared (from their saved offsets), or when the run grew

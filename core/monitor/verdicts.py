@@ -504,6 +504,29 @@ CHECKS = (check_reward_rising, check_reward_flat_zero, check_kl_growth, check_lo
           check_gpu_signals, check_non_finite)
 
 
+GPU_VERDICT_CODE = "MON012"  # "GPUs are busy", judged on GPU data by core.monitor.gpu.judge
+
+
+def with_gpu_verdict(verdicts: list[Verdict], gpu: Verdict) -> list[Verdict]:
+    """The checklist with the "GPUs are busy" verdict (MON012) added after the others.
+
+    One verdict never contradicts another: when MON012 judged GPU data (its status is not unknown), MON010
+    no longer says that slime logs no GPU-utilization metric and drafts commands to record one; it refers to
+    MON012, which judges the utilization read, and keeps the perf/* numbers as its evidence."""
+    out = list(verdicts)
+    if gpu.status != "unknown":
+        where = gpu.evidence.get("source")
+        read = f"GPU utilization from the {where}" if isinstance(where, str) else "The GPU utilization read"
+        for i, v in enumerate(out):
+            if v.code == "MON010":
+                perf = ("; the perf/* throughput numbers above add to it" if v.evidence else
+                        "; this run has no perf/* throughput numbers to add to it")
+                out[i] = v.model_copy(update={
+                    "commands": [],
+                    "message": f"{read} is judged in {GPU_VERDICT_CODE} ({gpu.title}) below{perf}."})
+    return [*out, gpu]
+
+
 def run_verdicts(run: RunData) -> list[Verdict]:
     """Every check on one run, in checklist order."""
     out = [check(run) for check in CHECKS]

@@ -1,4 +1,5 @@
-"""What a curve is plotted against, and the table of what is shown (for CSV download)."""
+"""What a curve is plotted against, and the table of what is shown (for CSV download, safe to open in a
+spreadsheet)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,23 @@ def shown_table(runs: list[RunData], tags: list[str], axis: XAxis, weight: float
     if not frames:
         return pd.DataFrame(columns=["run", "tag", "step", "x", "value", "smoothed", "wall_time"])
     return pd.concat(frames, ignore_index=True)
+
+
+# A text cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV Injection")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """A text cell as a spreadsheet shows it and never runs it: one that starts like a formula
+    (`=HYPERLINK(...)`, `+cmd|...`, `-1+1`, `@SUM(...)`, a tab or a carriage return) gets a leading `'`."""
+    return "'" + cell if cell.startswith(FORMULA_STARTS) else cell
+
+
+def table_csv(table: pd.DataFrame) -> bytes:
+    """The table as UTF-8 CSV for download: run and tag names (text cells) made `spreadsheet_safe`; numbers,
+    negative ones included, are written as they are."""
+    safe = table.copy()
+    for column in safe.columns:
+        if not pd.api.types.is_numeric_dtype(safe[column]):
+            safe[column] = safe[column].map(lambda c: spreadsheet_safe(c) if isinstance(c, str) else c)
+    return safe.to_csv(index=False).encode("utf-8")
