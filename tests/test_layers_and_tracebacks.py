@@ -31,7 +31,7 @@ from core.knowledge.traceback import read_paste, strip_noise
 from core.pins import pinned_source_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-SLIME, MEGATRON_SRC, SGLANG_SRC = (pinned_source_dir(n) for n in ("slime", "megatron", "sglang_whl"))
+SLIME, MEGATRON_SRC, SGLANG_SRC = (pinned_source_dir(n) for n in ("slime", "megatron", "sglang"))
 
 
 @pytest.fixture(scope="module")

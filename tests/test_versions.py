@@ -28,7 +28,7 @@ from core.pins import pinned_source_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 PINNED_SLIME = pinned_source_dir("slime")
-SGLANG_WHEEL = pinned_source_dir("sglang_whl")
+SGLANG_WHEEL = pinned_source_dir("sglang")
 
 # slime/utils/arguments.py as older commits shaped it: no pre-parse step (the backend came from an environment
 # variable), the SGLang flags registered on the main parser, validation in one function.
