@@ -13,12 +13,9 @@ from core.launch.rules.derivations import batch_equation, micro_batch_split
 from core.launch.rules.registry import ERR, INFO, WARN, register, rule
 from core.pins import megatron_source, slime_source
 
-register("BATCH002", slime_source("slime/utils/dp_schedule.py", 135),
-         BATCH_CARD)
-register("BATCH003", megatron_source("megatron/training/arguments.py", 498),
-         BATCH_CARD)
-register("BATCH004", slime_source("slime/utils/dp_schedule.py", 136),
-         BATCH_CARD)
+register("BATCH002", slime_source("slime/utils/dp_schedule.py", 135), BATCH_CARD)
+register("BATCH003", megatron_source("megatron/training/arguments.py", 498), BATCH_CARD)
+register("BATCH004", slime_source("slime/utils/dp_schedule.py", 136), BATCH_CARD)
 
 
 

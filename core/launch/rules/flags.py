@@ -18,15 +18,11 @@ register("ARG003", SRC_SGLANG_PARSE, ARGS_CARD)
 register("ARG004", SRC_SGLANG_PARSE, ARGS_CARD)
 register("ARG005", "https://docs.python.org/3/library/argparse.html#nargs", ARGS_CARD)
 register("ARG006", "https://docs.python.org/3/library/argparse.html#type", ARGS_CARD)
-register("ARG007", "https://docs.python.org/3/library/argparse.html#choices",
-         ARGS_CARD)
+register("ARG007", "https://docs.python.org/3/library/argparse.html#choices", ARGS_CARD)
 register("ARG008", SRC_IGNORE_UNKNOWN, ARGS_CARD)
-register("ARG009", slime_source("slime/utils/arguments.py", 693), ARGS_CARD)
 register("ARG010", SRC_IGNORE_UNKNOWN, ARGS_CARD)
 register("ARG011", slime_source("slime/backends/sglang_utils/arguments.py", 51), ARGS_CARD)
-register("ARG012", sglang_source("sglang/srt/arg_groups/argparse_actions.py", 32),
-         ARGS_CARD)
-register("ARG013", slime_source("slime/utils/arguments.py", 2013))
+register("ARG012", sglang_source("sglang/srt/arg_groups/argparse_actions.py", 32), ARGS_CARD)
 
 
 def flag_findings(ctx: RuleContext) -> list[Finding]:

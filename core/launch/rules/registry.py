@@ -2,9 +2,12 @@
 runs the checks.
 
 A check is a function decorated with `@rule(code, source)`; it receives a RuleContext and yields Findings.
-Codes without a check function (reader notes, flag-level findings) are registered with `register`. Titles and
-default severities come from the code table (`core.launch.rules.codes`), the only place they are written. Checks run in registration order, which `core.launch.rules` fixes by importing the families
-in a set order; a check that needs a value it cannot know raises Skip and is reported as skipped.
+Codes without a check function (reader notes, flag-level findings) are registered with `register`. Titles
+and default severities come from the code table (`core.launch.rules.codes`), the only place they are
+written; a code is registered once. Checks run in registration order, which `core.launch.rules` fixes by
+importing the families in a set order; a check that needs a value it cannot know raises Skip and is
+reported as skipped. A check reads the script and the shared derivations, never another check's results,
+so the order changes nothing but the order of the skip notes.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ def register(code: str, source: str, card: str | None = None, *,
     that is not in the table is refused."""
     if code not in CODES:
         raise KeyError(f"{code} is not in core/launch/rules/codes.py")
+    if code in RULES:
+        raise KeyError(f"{code} is registered twice")
     entry = CODES[code]
     info = RuleInfo(code, entry.title, entry.severity, source, card, check)
     RULES[code] = info

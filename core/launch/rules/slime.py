@@ -21,6 +21,15 @@ def required_rollout_batch_size(ctx: RuleContext) -> Iterable[Finding]:
                       "rollout)")
 
 
+@rule("ARG013", _src(2013))
+def custom_config_overrides(ctx: RuleContext) -> Iterable[Finding]:
+    """--custom-config-path loads a YAML file whose keys override any argument after these checks' inputs."""
+    path = ctx.need("--custom-config-path")
+    if path:
+        yield ctx.hit("ARG013", f"--custom-config-path {path}: its keys override command-line values after parsing; "
+                      "this check sees only the command line.", flag="--custom-config-path")
+
+
 @rule("SLIME001", _src(1770))
 def temperature_positive(ctx: RuleContext) -> Iterable[Finding]:
     """slime refuses a rollout temperature of 0 or below: greedy decoding is not an RL policy."""
@@ -292,11 +301,3 @@ def hf_checkpoint_given(ctx: RuleContext) -> Iterable[Finding]:
                       "so the launch fails before the first rollout.", flag="--hf-checkpoint",
                       fix="add --hf-checkpoint /path/to/hf_model (the Hugging Face folder of the model)")
 
-
-@rule("ARG013", _src(2013))
-def custom_config_overrides(ctx: RuleContext) -> Iterable[Finding]:
-    """--custom-config-path loads a YAML file whose keys override any argument after these checks' inputs."""
-    path = ctx.need("--custom-config-path")
-    if path:
-        yield ctx.hit("ARG013", f"--custom-config-path {path}: its keys override command-line values after parsing; "
-                      "this check sees only the command line.", flag="--custom-config-path")
