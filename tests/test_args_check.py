@@ -9,6 +9,7 @@ import pytest
 
 import core.launch.check as ac
 import core.launch.versions as versions
+from core.findings import Severity
 from core.knowledge.cards import SOURCE_RE
 from core.launch import rules
 from core.launch.check import (
@@ -527,9 +528,27 @@ def test_a_failed_checkout_build_is_remembered_until_its_files_change(tmp_path, 
 
 
 # -- the code table ----------------------------------------------------------------------------------
-def test_every_code_is_in_the_module_docstring_and_back():
-    documented = set(re.findall(r"^\s{4}([A-Z]+\d{3})\s", rules.__doc__, re.M))
-    assert documented == set(ac.RULES)
+def test_every_code_is_in_the_code_table_and_back():
+    from core.launch.rules.codes import CODES
+
+    assert set(CODES) == set(ac.RULES)
+    for code, entry in CODES.items():
+        info = ac.RULES[code]
+        assert (info.title, info.severity) == (entry.title, entry.severity) and entry.summary
+
+
+def test_titles_are_written_only_in_the_code_table():
+    """A rule module names its code; the title and severity are the table's alone (no second copy to drift)."""
+    from core.launch.rules.codes import CODES
+
+    folder = Path(rules.__file__).parent
+    texts = {p.name: p.read_text() for p in folder.glob("*.py") if p.name != "codes.py"}
+    for code, entry in CODES.items():
+        written = re.compile(rf'(rule|register)\(\s*"{code}",\s*"{re.escape(entry.title)}"')
+        assert not [name for name, text in texts.items() if written.search(text)], code
+    with pytest.raises(TypeError):  # the old signature, with a title and a severity, is refused
+        rules.rule("BATCH001", "Batch equation fails", Severity.ERROR, "train.py")
+    assert not re.search(r"^\s{4}[A-Z]+\d{3}\s+(error|warning|info)\s", rules.__doc__ or "", re.M)
 
 
 @pytest.mark.parametrize("info", list(ac.RULES.values()), ids=lambda i: i.code)

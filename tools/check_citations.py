@@ -353,6 +353,20 @@ def _helper_call(node: ast.Call) -> tuple[str, int | None, str] | None:
     return None
 
 
+def _code_title(node: ast.AST) -> str:
+    """The title of the launch finding code a `@rule("CODE", ...)` or `register("CODE", ...)` names (titles
+    live in core/launch/rules/codes.py, not at the call), as context for the call's citation; else ''."""
+    from core.launch.rules.codes import CODES
+
+    call = node.value if isinstance(node, ast.Expr) else node
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id not in ("rule",
+                                                                                                     "register"):
+        return ""
+    first = call.args[0] if call.args else None
+    code = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+    return CODES[code].title if code in CODES else ""
+
+
 def _statement_context(node: ast.AST, parents: dict[int, ast.AST], source: str) -> list[str]:
     """Flags and identifiers in the statement around a node, then in its function's docstring."""
     stmt, fn = node, None
@@ -370,7 +384,7 @@ def _statement_context(node: ast.AST, parents: dict[int, ast.AST], source: str) 
         fn = stmt
         targets = list(stmt.decorator_list)
     for t in targets:
-        found += text_candidates(ast.get_source_segment(source, t) or "")
+        found += text_candidates(_code_title(t) + " " + (ast.get_source_segment(source, t) or ""))
     if fn is not None:
         found += text_candidates(ast.get_docstring(fn) or "")
     return list(dict.fromkeys(found))

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from core.batch import BatchResult
 from core.findings import Finding, Severity
+from core.launch.rules.derivations import gpu_layout, known_batch
 from core.launch.rules.registry import Skip, finding
 from core.launch.script import ScriptWord
 from core.memory import MAX_GPUS
@@ -235,7 +236,9 @@ def convert_value(spec: Any, text: str) -> tuple[Any, str | None]:
 
 
 class RuleContext:
-    """What a rule sees: typed facts about flags, the entry, the options and the batch arithmetic."""
+    """What a rule sees: typed facts about flags, the entry and the options. What several rules need (the batch
+    arithmetic, the GPU layout) comes from core.launch.rules.derivations, cached in `derived`; rules store
+    nothing here for one another."""
 
     def __init__(self, parsed: ParsedArgs, catalog: Any | None, options: CheckOptions, entry: str | None,
                  command_line: int | None = None) -> None:
@@ -249,11 +252,22 @@ class RuleContext:
         for o in parsed.occurrences:
             if o.spec is not None:
                 self.by_dest.setdefault(o.spec.dest, []).append(o)
-        self.batch: BatchResult | None = None
         self.suggestions_left = MAX_SUGGESTIONS
-        self.layout: dict[str, Any] = {}
-        self.layout_unknown: Skip | None = None
+        self.derived: dict[Any, tuple[Any, Skip | None]] = {}  # the cache of core.launch.rules.derivations
         self.code_gate: Any = None  # core.launch.rules.versions.CodeGate when checking against a user's checkout
+
+    @property
+    def batch(self) -> BatchResult | None:
+        """The batch arithmetic for the report's summary (None when it cannot be computed)."""
+        return known_batch(self)
+
+    @property
+    def layout(self) -> dict[str, Any]:
+        """The GPU layout for the report's summary (empty when a switch it needs is unknown)."""
+        try:
+            return gpu_layout(self)
+        except Skip:
+            return {}
 
     def spec(self, option: str) -> Any | None:
         return self.catalog.lookup(option) if self.catalog is not None else None

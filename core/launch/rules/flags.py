@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.findings import Finding
 from core.launch.rules.context import Occurrence, RuleContext, abbreviations, convert_value
-from core.launch.rules.registry import ARGS_CARD, ERR, INFO, WARN, finding, register
+from core.launch.rules.registry import ARGS_CARD, INFO, finding, register
 from core.pins import megatron_source, sglang_source, slime_source
 
 MAX_UNKNOWN_LISTED = 200  # unknown flags listed one by one; the rest are counted in one finding
@@ -12,22 +12,17 @@ MAX_UNKNOWN_LISTED = 200  # unknown flags listed one by one; the rest are counte
 SRC_IGNORE_UNKNOWN = megatron_source("megatron/training/arguments.py", 100)
 SRC_SGLANG_PARSE = slime_source("slime/backends/sglang_utils/arguments.py", 225)
 
-register("ARG001", "Unknown flag", ERR, SRC_IGNORE_UNKNOWN, ARGS_CARD)
-register("ARG002", "Repeated flag", WARN, "https://docs.python.org/3/library/argparse.html#action", ARGS_CARD)
-register("ARG003", "Abbreviated flag", WARN, SRC_SGLANG_PARSE, ARGS_CARD)
-register("ARG004", "Ambiguous abbreviation", ERR, SRC_SGLANG_PARSE, ARGS_CARD)
-register("ARG005", "Missing value", ERR, "https://docs.python.org/3/library/argparse.html#nargs", ARGS_CARD)
-register("ARG006", "Value of the wrong type", ERR, "https://docs.python.org/3/library/argparse.html#type", ARGS_CARD)
-register("ARG007", "Value outside the choices", ERR, "https://docs.python.org/3/library/argparse.html#choices",
-         ARGS_CARD)
-register("ARG008", "Word no parser reads", WARN, SRC_IGNORE_UNKNOWN, ARGS_CARD)
-register("ARG009", "Required flag missing", ERR, slime_source("slime/utils/arguments.py", 693), ARGS_CARD)
-register("ARG010", "Flag of another launcher", ERR, SRC_IGNORE_UNKNOWN, ARGS_CARD)
-register("ARG011", "SGLang flag slime does not register", ERR,
-         slime_source("slime/backends/sglang_utils/arguments.py", 51), ARGS_CARD)
-register("ARG012", "Deprecated flag", WARN, sglang_source("sglang/srt/arg_groups/argparse_actions.py", 32),
-         ARGS_CARD)
-register("ARG013", "Values may be overridden by a YAML file", INFO, slime_source("slime/utils/arguments.py", 2013))
+register("ARG001", SRC_IGNORE_UNKNOWN, ARGS_CARD)
+register("ARG002", "https://docs.python.org/3/library/argparse.html#action", ARGS_CARD)
+register("ARG003", SRC_SGLANG_PARSE, ARGS_CARD)
+register("ARG004", SRC_SGLANG_PARSE, ARGS_CARD)
+register("ARG005", "https://docs.python.org/3/library/argparse.html#nargs", ARGS_CARD)
+register("ARG006", "https://docs.python.org/3/library/argparse.html#type", ARGS_CARD)
+register("ARG007", "https://docs.python.org/3/library/argparse.html#choices", ARGS_CARD)
+register("ARG008", SRC_IGNORE_UNKNOWN, ARGS_CARD)
+register("ARG010", SRC_IGNORE_UNKNOWN, ARGS_CARD)
+register("ARG011", slime_source("slime/backends/sglang_utils/arguments.py", 51), ARGS_CARD)
+register("ARG012", sglang_source("sglang/srt/arg_groups/argparse_actions.py", 32), ARGS_CARD)
 
 
 def flag_findings(ctx: RuleContext) -> list[Finding]:

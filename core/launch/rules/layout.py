@@ -1,19 +1,20 @@
 """Entry point and GPU layout rules (ENTRY0xx, GPU0xx): what train.py / train_async.py accept and how many
-GPUs slime's placement group asks Ray for.
+GPUs slime's placement group asks Ray for (the count itself is `derivations.placement`, which every GPU rule
+computes for itself; `gpu_layout` is re-exported here for callers of the layout).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from core.findings import Finding
 from core.launch.rules.context import RuleContext
-from core.launch.rules.registry import ERR, INFO, WARN, Skip, register, rule
+from core.launch.rules.derivations import gpu_layout, placement
+from core.launch.rules.registry import ERR, INFO, WARN, register, rule
 from core.pins import slime_source
 
 
-@rule("ENTRY001", "train_async.py refuses --colocate", ERR, slime_source("train_async.py", 11))
+@rule("ENTRY001", slime_source("train_async.py", 11))
 def async_refuses_colocate(ctx: RuleContext) -> Iterable[Finding]:
     """train_async.py asserts that --colocate is off: generation and training overlap on separate GPUs."""
     if ctx.entry == "train_async.py" and ctx.is_set("--colocate"):
@@ -22,61 +23,23 @@ def async_refuses_colocate(ctx: RuleContext) -> Iterable[Finding]:
                       fix="remove --colocate and set --rollout-num-gpus, or launch train.py")
 
 
-def gpu_layout(ctx: RuleContext) -> dict[str, Any]:
-    """How many GPUs slime's placement group asks Ray for (slime/ray/placement_group.py:100).
-
-    Counts that cannot be resolved are None; the mode (colocated, disaggregated, ...) needs only switches.
-    """
-    unknown: Skip | None = None
-    try:
-        actor: int | None = ctx.need("--actor-num-nodes", 1) * ctx.need("--actor-num-gpus-per-node", 8)
-    except Skip as skip:
-        actor, unknown = None, skip
-    colocate = ctx.is_set("--colocate")
-    try:
-        rollout = ctx.need("--rollout-num-gpus")
-        rollout_known = True
-    except Skip as skip:
-        rollout, rollout_known, unknown = None, False, unknown or skip
-    ctx.layout_unknown = unknown
-
-    def total(*parts: int | None) -> int | None:
-        return None if any(p is None for p in parts) else sum(parts)  # type: ignore[arg-type]
-
-    if ctx.is_set("--debug-train-only") or ctx.need("--load-debug-rollout-data") is not None:
-        return {"mode": "debug-train-only", "actor_gpus": actor, "rollout_gpus": 0, "total": actor}
-    if ctx.need("--rollout-external-engine-addrs") is not None:
-        return {"mode": "external rollout", "actor_gpus": actor, "rollout_gpus": 0, "total": actor}
-    if ctx.is_set("--debug-rollout-only"):
-        r = actor if colocate and rollout is None and rollout_known else rollout
-        return {"mode": "debug-rollout-only", "actor_gpus": 0, "rollout_gpus": r, "total": r}
-    if colocate:
-        r = actor if rollout is None and rollout_known else rollout
-        both = None if actor is None or r is None else max(actor, r)
-        return {"mode": "colocated", "actor_gpus": actor, "rollout_gpus": r, "total": both}
-    return {"mode": "disaggregated", "actor_gpus": actor, "rollout_gpus": rollout, "rollout_known": rollout_known,
-            "total": total(actor, rollout)}
-
-
-@rule("GPU001", "Disaggregated run without --rollout-num-gpus", ERR,
-      slime_source("slime/ray/placement_group.py", 117))
+@rule("GPU001", slime_source("slime/ray/placement_group.py", 117))
 def disaggregated_needs_rollout_gpus(ctx: RuleContext) -> Iterable[Finding]:
     """Without --colocate, the placement group adds --rollout-num-gpus to the actor GPUs; it must be given."""
     layout = gpu_layout(ctx)
-    ctx.layout = layout
     if layout["mode"] == "disaggregated" and layout["rollout_gpus"] is None and layout["rollout_known"]:
         yield ctx.hit("GPU001", "Without --colocate, training and generation use separate GPUs and slime needs "
                       "--rollout-num-gpus to size the placement group; without it the launch fails adding None to "
                       "the actor GPU count.", fix="add --rollout-num-gpus N, or --colocate to share the GPUs")
 
 
-@rule("GPU002", "Rollout GPUs do not divide into engines", WARN, slime_source("slime/ray/rollout.py", 1035))
+@rule("GPU002", slime_source("slime/ray/rollout.py", 1035))
 def rollout_gpus_make_whole_engines(ctx: RuleContext) -> Iterable[Finding]:
     """slime starts rollout GPUs // min(GPUs per engine, --num-gpus-per-node) node processes (rollout.py:1035);
     an engine wider than a node is GPUs per engine // GPUs per node of them in a row, the i-th process taking
     node rank i % that (sglang_engine.py:523-524). GPUs left over idle, and node processes that do not make a
     whole engine belong to an engine that can never assemble."""
-    layout = ctx.layout or gpu_layout(ctx)
+    layout = gpu_layout(ctx)
     rollout = layout.get("rollout_gpus")
     if not rollout or layout["mode"] in ("external rollout", "debug-train-only"):
         return
@@ -110,7 +73,7 @@ def rollout_gpus_make_whole_engines(ctx: RuleContext) -> Iterable[Finding]:
                       fix=f"use a multiple of {on_node} rollout GPUs ({engines * on_node} or {(engines + 1) * on_node})")
 
 
-@rule("GPU003", "More GPUs than the profile has", ERR, slime_source("slime/ray/placement_group.py", 123))
+@rule("GPU003", slime_source("slime/ray/placement_group.py", 123))
 def gpu_total_fits_profile(ctx: RuleContext) -> Iterable[Finding]:
     """The placement group asks Ray for all GPUs at once and waits (without a time limit) until they exist.
 
@@ -120,11 +83,12 @@ def gpu_total_fits_profile(ctx: RuleContext) -> Iterable[Finding]:
     have = ctx.options.gpus
     if have is None:
         return
-    layout = ctx.layout or gpu_layout(ctx)
+    where = placement(ctx)
+    layout = where.counts
     need = layout.get("total")
     if need is None:
-        if ctx.layout_unknown is not None:
-            raise ctx.layout_unknown
+        if where.unknown is not None:
+            raise where.unknown
         return
     detail = (f"{layout['mode']}: actor {layout['actor_gpus']}" +
               (f" + rollout {layout['rollout_gpus']}" if layout["mode"] == "disaggregated" else
@@ -139,8 +103,7 @@ def gpu_total_fits_profile(ctx: RuleContext) -> Iterable[Finding]:
         yield ctx.hit("GPU003", f"The run uses {need} of your {have} GPUs ({detail}).", severity=INFO)
 
 
-@rule("GPU004", "--num-gpus-per-node does not match the GPUs per node the run uses", ERR,
-      slime_source("slime/ray/rollout.py", 842))
+@rule("GPU004", slime_source("slime/ray/rollout.py", 842))
 def gpus_per_node_match(ctx: RuleContext) -> Iterable[Finding]:
     """slime hands out SGLang engines' addresses and ports as if every node had --num-gpus-per-node GPUs
     (default 8): it cuts the engines into groups of --num-gpus-per-node // --rollout-num-gpus-per-engine, every
@@ -151,7 +114,7 @@ def gpus_per_node_match(ctx: RuleContext) -> Iterable[Finding]:
     node's address ("Cannot assign requested address"); with more, two groups share a node and pick the same
     ports. A training actor on several nodes takes --actor-num-gpus-per-node on each, which tells how many GPUs
     a node really has; the user's profile (`CheckOptions.gpus_per_node`) says it for a single-node actor too."""
-    layout = ctx.layout or gpu_layout(ctx)
+    layout = gpu_layout(ctx)
     if layout["mode"] in ("external rollout", "debug-train-only", "debug-rollout-only"):
         return
     nodes, actor_per_node = ctx.need("--actor-num-nodes", 1), ctx.need("--actor-num-gpus-per-node", 8)
@@ -203,4 +166,4 @@ def gpus_per_node_match(ctx: RuleContext) -> Iterable[Finding]:
                       flag="--num-gpus-per-node", fix=f"add --num-gpus-per-node {per_node}")
 
 
-register("ENTRY002", "No entry known", INFO, slime_source("train.py"))
+register("ENTRY002", slime_source("train.py"))

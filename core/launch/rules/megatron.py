@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from core.batch import divisors
 from core.findings import Finding
 from core.launch.rules.context import RuleContext
-from core.launch.rules.registry import ERR, WARN, rule
+from core.launch.rules.derivations import parallel_sizes
+from core.launch.rules.registry import WARN, rule
 from core.launch.rules.registry import msrc as _msrc
 from core.pins import megatron_source, slime_source
 
@@ -16,12 +17,7 @@ def _megatron_runs(ctx: RuleContext) -> bool:
     return not ctx.is_set("--debug-rollout-only")
 
 
-def parallel_sizes(ctx: RuleContext) -> tuple[int, int, int]:
-    return (ctx.need("--tensor-model-parallel-size", 1) or 1, ctx.need("--pipeline-model-parallel-size", 1) or 1,
-            ctx.need("--context-parallel-size", 1) or 1)
-
-
-@rule("MEG001", "World size not divisible by TP x PP x CP", ERR, _msrc(317))
+@rule("MEG001", _msrc(317))
 def world_size_divisible(ctx: RuleContext) -> Iterable[Finding]:
     """The training world (actor nodes x GPUs per node, slime/backends/megatron_utils/arguments.py:206) must
     divide by TP x PP x CP: Megatron's validate_args asserts it, and its initialize_model_parallel raises the
@@ -47,8 +43,7 @@ def grid_fix(world: int, product: int, sizes: str) -> str:
             f"or pick {sizes} whose product divides {world} (one of {', '.join(map(str, divisors(world)))})")
 
 
-@rule("MEG013", "Expert grid EP x ETP x PP does not divide the training world", ERR,
-      megatron_source("megatron/core/parallel_state.py", 794))
+@rule("MEG013", megatron_source("megatron/core/parallel_state.py", 794))
 def expert_grid_divides_world(ctx: RuleContext) -> Iterable[Finding]:
     """Megatron lays the MoE layers on their own grid, expert parallel x expert tensor parallel x pipeline
     parallel, and raises when `expert_tensor_model_pipeline_parallel_size` does not divide the world size.
@@ -87,7 +82,7 @@ def expert_grid_divides_world(ctx: RuleContext) -> Iterable[Finding]:
                           f"TP x CP ({tp * cp})")
 
 
-@rule("MEG002", "Layers not divisible by the pipeline size", ERR, _msrc(570))
+@rule("MEG002", _msrc(570))
 def layers_divisible_by_pp(ctx: RuleContext) -> Iterable[Finding]:
     """Without uneven or virtual pipeline options, --num-layers must divide by the pipeline size."""
     if not _megatron_runs(ctx):
@@ -113,7 +108,7 @@ def layers_divisible_by_pp(ctx: RuleContext) -> Iterable[Finding]:
                       "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers")
 
 
-@rule("MEG003", "Heads do not divide the hidden size", ERR, _msrc(813))
+@rule("MEG003", _msrc(813))
 def heads_divide_hidden(ctx: RuleContext) -> Iterable[Finding]:
     """Without --kv-channels, Megatron derives it as hidden / heads and asserts the division is exact."""
     if not _megatron_runs(ctx) or ctx.need("--kv-channels") is not None:
@@ -125,7 +120,7 @@ def heads_divide_hidden(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --kv-channels (the model's head dimension)")
 
 
-@rule("MEG004", "--min-lr above --lr", ERR, _msrc(835))
+@rule("MEG004", _msrc(835))
 def min_lr_below_lr(ctx: RuleContext) -> Iterable[Finding]:
     """Megatron requires --min-lr <= --lr."""
     if not _megatron_runs(ctx):
@@ -136,7 +131,7 @@ def min_lr_below_lr(ctx: RuleContext) -> Iterable[Finding]:
                       fix=f"set --min-lr {lr} or lower")
 
 
-@rule("MEG005", "--save without --save-interval", ERR, _msrc(837))
+@rule("MEG005", _msrc(837))
 def save_needs_interval(ctx: RuleContext) -> Iterable[Finding]:
     """Megatron asserts a positive --save-interval whenever --save is given (--release-train sets 1 itself)."""
     if not _megatron_runs(ctx) or ctx.need("--save") is None or ctx.is_set("--release-train"):
@@ -149,7 +144,7 @@ def save_needs_interval(ctx: RuleContext) -> Iterable[Finding]:
         yield ctx.hit("MEG005", f"--save-interval {si} must be positive.", flag="--save-interval", source=_msrc(838))
 
 
-@rule("MEG006", "Model shape flags missing", ERR, _msrc(798))
+@rule("MEG006", _msrc(798))
 def model_shape_given(ctx: RuleContext) -> Iterable[Finding]:
     """Megatron requires --num-layers, --hidden-size and --num-attention-heads (usually from MODEL_ARGS)."""
     if not _megatron_runs(ctx):
@@ -172,7 +167,7 @@ _NO_EFFECT = {
 }
 
 
-@rule("MEG007", "Removed Megatron flags", ERR, _msrc(414))
+@rule("MEG007", _msrc(414))
 def removed_megatron_flags(ctx: RuleContext) -> Iterable[Finding]:
     """Megatron still parses these old flags but refuses (or exits on) them; a few others are accepted and ignored."""
     if not _megatron_runs(ctx):
@@ -189,7 +184,7 @@ def removed_megatron_flags(ctx: RuleContext) -> Iterable[Finding]:
                           source=_msrc(line), fix="remove it")
 
 
-@rule("MEG008", "Sequence length not a multiple of 2 x CP", ERR, _msrc(817))
+@rule("MEG008", _msrc(817))
 def seq_length_fits_cp(ctx: RuleContext) -> Iterable[Finding]:
     """With context parallelism, --seq-length (slime's default 4096) must be a multiple of 2 x CP."""
     if not _megatron_runs(ctx):
@@ -201,7 +196,7 @@ def seq_length_fits_cp(ctx: RuleContext) -> Iterable[Finding]:
                       flag="--context-parallel-size", fix=f"use a --seq-length divisible by {2 * cp}")
 
 
-@rule("MEG009", "--max-position-embeddings below the sequence length", ERR, _msrc(829))
+@rule("MEG009", _msrc(829))
 def max_positions_cover_seq(ctx: RuleContext) -> Iterable[Finding]:
     """slime fills --seq-length with 4096 when absent; Megatron requires max positions >= sequence length."""
     if not _megatron_runs(ctx):
@@ -216,7 +211,7 @@ def max_positions_cover_seq(ctx: RuleContext) -> Iterable[Finding]:
                           "slime/backends/megatron_utils/arguments.py", 165))
 
 
-@rule("MEG010", "Expert parallelism without divisible experts", ERR, _msrc(1025))
+@rule("MEG010", _msrc(1025))
 def expert_parallel_divides_experts(ctx: RuleContext) -> Iterable[Finding]:
     """--expert-model-parallel-size > 1 needs --num-experts, divisible by it."""
     if not _megatron_runs(ctx):
@@ -234,7 +229,7 @@ def expert_parallel_divides_experts(ctx: RuleContext) -> Iterable[Finding]:
                       fix="use an expert-parallel size that divides the expert count")
 
 
-@rule("MEG011", "Selective recompute with a recompute method", ERR, _msrc(898))
+@rule("MEG011", _msrc(898))
 def selective_recompute_no_method(ctx: RuleContext) -> Iterable[Finding]:
     """--recompute-granularity selective takes no --recompute-method."""
     if not _megatron_runs(ctx):
@@ -244,8 +239,7 @@ def selective_recompute_no_method(ctx: RuleContext) -> Iterable[Finding]:
                       "stops.", flag="--recompute-method", fix="remove --recompute-method, or use granularity full")
 
 
-@rule("MEG012", "Uneven pipeline layers with pipeline size 1", ERR,
-      slime_source("slime/backends/megatron_utils/arguments.py", 90))
+@rule("MEG012", slime_source("slime/backends/megatron_utils/arguments.py", 90))
 def uneven_pipeline_needs_pp(ctx: RuleContext) -> Iterable[Finding]:
     """slime refuses --decoder-first/last-pipeline-num-layers when the pipeline size is 1."""
     if not _megatron_runs(ctx) or (ctx.need("--pipeline-model-parallel-size", 1) or 1) != 1:

@@ -6,14 +6,13 @@ from collections.abc import Iterable
 
 from core.findings import Finding
 from core.launch.rules.context import RuleContext
-from core.launch.rules.registry import ERR, INFO, WARN, rule
 from core.launch.rules.registry import msrc as _msrc
+from core.launch.rules.registry import rule
 from core.launch.rules.registry import src as _src
 from core.pins import slime_source
 
 
-@rule("MODE001", "--micro-batch-size under dynamic batching", INFO,
-      slime_source("slime/backends/megatron_utils/initialize.py", 79))
+@rule("MODE001", slime_source("slime/backends/megatron_utils/initialize.py", 79))
 def micro_batch_under_dynamic(ctx: RuleContext) -> Iterable[Finding]:
     """Under --use-dynamic-batch-size micro-batches are packed up to --max-tokens-per-gpu, but --micro-batch-size
     still enters Megatron's start-up calculator (initialize.py:79-86) and forward_backward_func (model.py:481,
@@ -27,7 +26,7 @@ def micro_batch_under_dynamic(ctx: RuleContext) -> Iterable[Finding]:
                       fix="leave it at 1 (slime's default) unless you need otherwise")
 
 
-@rule("MODE002", "--max-tokens-per-gpu without dynamic batching", WARN, _src(119, "slime/utils/dp_schedule.py"))
+@rule("MODE002", _src(119, "slime/utils/dp_schedule.py"))
 def max_tokens_needs_dynamic(ctx: RuleContext) -> Iterable[Finding]:
     """--max-tokens-per-gpu is read only by the dynamic batching path."""
     if ctx.fact("--max-tokens-per-gpu").present and not ctx.is_set("--use-dynamic-batch-size"):
@@ -36,7 +35,7 @@ def max_tokens_needs_dynamic(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --use-dynamic-batch-size, or remove --max-tokens-per-gpu")
 
 
-@rule("MODE003", "--sequence-parallel with tensor parallel size 1", WARN, _msrc(906))
+@rule("MODE003", _msrc(906))
 def sequence_parallel_needs_tp(ctx: RuleContext) -> Iterable[Finding]:
     """Megatron turns sequence parallelism off when the tensor-parallel size is 1."""
     if ctx.is_set("--sequence-parallel") and (ctx.need("--tensor-model-parallel-size", 1) or 1) == 1:
@@ -44,7 +43,7 @@ def sequence_parallel_needs_tp(ctx: RuleContext) -> Iterable[Finding]:
                       "turns it off).", flag="--sequence-parallel", fix="remove it, or use TP > 1")
 
 
-@rule("MODE004", "--num-epoch ignored", WARN, _src(1995))
+@rule("MODE004", _src(1995))
 def num_epoch_ignored(ctx: RuleContext) -> Iterable[Finding]:
     """When both are given, slime uses --num-rollout and ignores --num-epoch."""
     if ctx.need("--num-epoch") is not None and ctx.need("--num-rollout") is not None:
@@ -52,7 +51,7 @@ def num_epoch_ignored(ctx: RuleContext) -> Iterable[Finding]:
                       fix="keep one of them")
 
 
-@rule("MODE005", "--kl-loss-coef without --use-kl-loss", WARN, _src(1116, "slime/backends/megatron_utils/loss.py"))
+@rule("MODE005", _src(1116, "slime/backends/megatron_utils/loss.py"))
 def kl_loss_coef_needs_switch(ctx: RuleContext) -> Iterable[Finding]:
     """The KL loss term is added only under --use-kl-loss."""
     coef = ctx.need("--kl-loss-coef", 0.0)
@@ -61,7 +60,7 @@ def kl_loss_coef_needs_switch(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --use-kl-loss, or remove --kl-loss-coef")
 
 
-@rule("MODE006", "KL loss with coefficient 0", INFO, slime_source("slime/ray/placement_group.py", 178))
+@rule("MODE006", slime_source("slime/ray/placement_group.py", 178))
 def kl_loss_zero_coef(ctx: RuleContext) -> Iterable[Finding]:
     """--use-kl-loss loads the reference model even when --kl-loss-coef is 0 (the KL is then only logged)."""
     if ctx.is_set("--use-kl-loss") and not ctx.need("--kl-loss-coef", 0.0) and not ctx.need("--kl-coef", 0.0):
@@ -70,7 +69,7 @@ def kl_loss_zero_coef(ctx: RuleContext) -> Iterable[Finding]:
                       fix="fine for monitoring; drop --use-kl-loss to save the reference model's memory")
 
 
-@rule("MODE007", "Eval data without --eval-interval", WARN, slime_source("train.py", 50))
+@rule("MODE007", slime_source("train.py", 50))
 def eval_data_needs_interval(ctx: RuleContext) -> Iterable[Finding]:
     """Evaluation runs only when --eval-interval is set."""
     if ctx.need("--eval-interval") is None and (ctx.need("--eval-prompt-data") is not None
@@ -80,7 +79,7 @@ def eval_data_needs_interval(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --eval-interval N")
 
 
-@rule("MODE008", "Offload flags ignored under colocated release-train", WARN, _src(1940))
+@rule("MODE008", _src(1940))
 def release_train_offload_ignored(ctx: RuleContext) -> Iterable[Finding]:
     """Colocated --release-train forces --no-offload-train and --offload-rollout whatever is given."""
     if not (ctx.is_set("--colocate") and ctx.is_set("--release-train")):
@@ -103,7 +102,7 @@ def _is_sft(ctx: RuleContext) -> bool:
     return ctx.need("--rollout-function-path") == SFT_ROLLOUT or ctx.need("--loss-type") == "sft_loss"
 
 
-@rule("MODE009", "SFT run that starts SGLang engines", WARN, _src(1607))
+@rule("MODE009", _src(1607))
 def sft_without_debug_train_only(ctx: RuleContext) -> Iterable[Finding]:
     """The SFT rollout reads conversations from the prompt file and never generates, so SFT needs no rollout
     engines; without --debug-train-only (or --load-debug-rollout-data) slime still starts SGLang
@@ -119,8 +118,7 @@ def sft_without_debug_train_only(ctx: RuleContext) -> Iterable[Finding]:
                   fix="add --debug-train-only, as slime's SFT scripts do")
 
 
-@rule("MODE010", "SFT rollout with --apply-chat-template", ERR,
-      slime_source("slime/utils/data.py", 248))
+@rule("MODE010", slime_source("slime/utils/data.py", 248))
 def sft_rollout_with_chat_template(ctx: RuleContext) -> Iterable[Finding]:
     """The SFT rollout hands each prompt to the loss-mask generator as a list of messages
     (slime/rollout/sft_rollout.py:44-48@624b824a); --apply-chat-template makes the data loader render every

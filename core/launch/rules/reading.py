@@ -5,25 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from core.findings import Finding
-from core.launch.rules.registry import ERR, INFO, WARN, finding, register
+from core.launch.rules.registry import finding, register
 from core.launch.script import MAX_NOTES_PER_KIND, ScriptNote, ScriptWord
 from core.pins import slime_source
 
-register("SCRIPT001", "Not a readable script", ERR, "")
-register("SCRIPT002", "Not valid UTF-8", WARN, "")
-register("SCRIPT003", "Unterminated quote, expansion or array", ERR, "https://www.gnu.org/software/bash/manual/")
-register("SCRIPT004", "Value not resolvable statically", INFO, "https://www.gnu.org/software/bash/manual/")
-register("SCRIPT005", "No train.py / train_async.py command", WARN, slime_source("train.py"))
-register("SCRIPT006", "Several train commands", INFO, slime_source("train.py"))
-register("SCRIPT007", "Sourced file", INFO, slime_source("scripts/models"))
-register("SCRIPT008", "Flags outside the train command", ERR, "https://www.gnu.org/software/bash/manual/")
-register("SCRIPT009", "Train command inside a conditional", INFO, "https://www.gnu.org/software/bash/manual/")
-register("SCRIPT010", "Unclosed here-document", WARN, "https://www.gnu.org/software/bash/manual/")
-register("SCRIPT011", "Checks skipped: hidden words", INFO, "")
-register("SCRIPT012", "Sourced file that does not exist", ERR,
-         "https://www.gnu.org/software/bash/manual/bash.html#index-source")
-register("SCRIPT013", "Value too large to expand", WARN, "")
-register("SCRIPT014", "Unusual whitespace or control character", WARN, "https://www.gnu.org/software/bash/manual/")
+register("SCRIPT001", "")
+register("SCRIPT002", "")
+register("SCRIPT003", "https://www.gnu.org/software/bash/manual/")
+register("SCRIPT004", "https://www.gnu.org/software/bash/manual/")
+register("SCRIPT005", slime_source("train.py"))
+register("SCRIPT006", slime_source("train.py"))
+register("SCRIPT007", slime_source("scripts/models"))
+register("SCRIPT008", "https://www.gnu.org/software/bash/manual/")
+register("SCRIPT009", "https://www.gnu.org/software/bash/manual/")
+register("SCRIPT010", "https://www.gnu.org/software/bash/manual/")
+register("SCRIPT011", "")
+register("SCRIPT012", "https://www.gnu.org/software/bash/manual/bash.html#index-source")
+register("SCRIPT013", "")
+register("SCRIPT014", "https://www.gnu.org/software/bash/manual/")
 
 
 _NOTE_CODES = {

@@ -1,10 +1,13 @@
 """The rule registry and runner: every finding code with its title, severity and source, and the loop that
 runs the checks.
 
-A check is a function decorated with `@rule(code, title, severity, source)`; it receives a RuleContext and
-yields Findings. Codes without a check function (reader notes, flag-level findings) are registered with
-`register`. Checks run in registration order, which `core.launch.rules` fixes by importing the families
-in a set order; a check that needs a value it cannot know raises Skip and is reported as skipped.
+A check is a function decorated with `@rule(code, source)`; it receives a RuleContext and yields Findings.
+Codes without a check function (reader notes, flag-level findings) are registered with `register`. Titles
+and default severities come from the code table (`core.launch.rules.codes`), the only place they are
+written; a code is registered once. Checks run in registration order, which `core.launch.rules` fixes by
+importing the families in a set order; a check that needs a value it cannot know raises Skip and is
+reported as skipped. A check reads the script and the shared derivations, never another check's results,
+so the order changes nothing but the order of the skip notes.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.findings import Finding, Severity
+from core.launch.rules.codes import CODES
 from core.pins import megatron_source, slime_source
 
 if TYPE_CHECKING:
@@ -55,20 +59,27 @@ class CodeDep:
 REQUIREMENTS: dict[str, CodeDep] = {}  # code -> the slime code it judges (see core.launch.rules.versions)
 
 
-def register(code: str, title: str, severity: Severity, source: str, card: str | None = None,
+def register(code: str, source: str, card: str | None = None, *,
              check: Callable[[RuleContext], Iterable[Finding]] | None = None) -> RuleInfo:
-    info = RuleInfo(code, title, severity, source, card, check)
+    """Register a finding code (its title and default severity come from the code table, CODES); a code
+    that is not in the table is refused."""
+    if code not in CODES:
+        raise KeyError(f"{code} is not in core/launch/rules/codes.py")
+    if code in RULES:
+        raise KeyError(f"{code} is registered twice")
+    entry = CODES[code]
+    info = RuleInfo(code, entry.title, entry.severity, source, card, check)
     RULES[code] = info
     return info
 
 
-def rule(code: str, title: str, severity: Severity, source: str, card: str | None = None,
-         requires: CodeDep | None = None):
-    """Register a check function under a stable code; `requires` names the slime code it judges, so that with a
-    user's checkout it runs only when that code is there (REQUIREMENTS holds the declarations)."""
+def rule(code: str, source: str, card: str | None = None, *, requires: CodeDep | None = None):
+    """Register a check function under a stable code of the code table; `requires` names the slime code it
+    judges, so that with a user's checkout it runs only when that code is there (REQUIREMENTS holds the
+    declarations)."""
 
     def wrap(fn: Callable[[RuleContext], Iterable[Finding]]) -> Callable[[RuleContext], Iterable[Finding]]:
-        register(code, title, severity, source, card, fn)
+        register(code, source, card, check=fn)
         if requires is not None:
             REQUIREMENTS[code] = requires
         return fn

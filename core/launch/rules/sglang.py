@@ -6,12 +6,11 @@ from collections.abc import Iterable
 
 from core.findings import Finding
 from core.launch.rules.context import RuleContext
-from core.launch.rules.registry import ERR, rule
+from core.launch.rules.registry import rule
 from core.pins import slime_source
 
 
-@rule("SGL001", "Engine GPUs not divisible by the SGLang pipeline size", ERR,
-      slime_source("slime/backends/sglang_utils/arguments.py", 174))
+@rule("SGL001", slime_source("slime/backends/sglang_utils/arguments.py", 174))
 def sglang_pp_divides_engine(ctx: RuleContext) -> Iterable[Finding]:
     """--rollout-num-gpus-per-engine must be divisible by --sglang-pp-size when that is above 1."""
     if ctx.is_set("--debug-train-only"):
@@ -23,8 +22,7 @@ def sglang_pp_divides_engine(ctx: RuleContext) -> Iterable[Finding]:
                       flag="--sglang-pp-size", fix=f"use a multiple of {pp} GPUs per engine")
 
 
-@rule("SGL002", "SGLang data parallelism needs DP attention", ERR,
-      slime_source("slime/backends/sglang_utils/arguments.py", 184))
+@rule("SGL002", slime_source("slime/backends/sglang_utils/arguments.py", 184))
 def sglang_dp_needs_dp_attention(ctx: RuleContext) -> Iterable[Finding]:
     """--sglang-dp-size above 1 requires --sglang-enable-dp-attention."""
     if ctx.is_set("--debug-train-only"):
@@ -35,7 +33,7 @@ def sglang_dp_needs_dp_attention(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --sglang-enable-dp-attention")
 
 
-@rule("SGL003", "Exclusive SGLang deployment options", ERR, slime_source("slime/backends/sglang_utils/arguments.py", 190))
+@rule("SGL003", slime_source("slime/backends/sglang_utils/arguments.py", 190))
 def sglang_deployment_exclusive(ctx: RuleContext) -> Iterable[Finding]:
     """--prefill-num-servers, --sglang-config and --rollout-external-engine-addrs exclude each other."""
     if ctx.is_set("--debug-train-only"):

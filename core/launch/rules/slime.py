@@ -8,11 +8,11 @@ from collections.abc import Iterable
 
 from core.findings import Finding
 from core.launch.rules.context import RuleContext
-from core.launch.rules.registry import ARGS_CARD, ERR, INFO, WARN, rule
+from core.launch.rules.registry import ARGS_CARD, rule
 from core.launch.rules.registry import src as _src
 
 
-@rule("ARG009", "Required flag missing", ERR, _src(693), ARGS_CARD)
+@rule("ARG009", _src(693), ARGS_CARD)
 def required_rollout_batch_size(ctx: RuleContext) -> Iterable[Finding]:
     """--rollout-batch-size is declared required: without it argparse stops before anything runs."""
     if ctx.fact("--rollout-batch-size").state == "absent":
@@ -21,7 +21,16 @@ def required_rollout_batch_size(ctx: RuleContext) -> Iterable[Finding]:
                       "rollout)")
 
 
-@rule("SLIME001", "--rollout-temperature must be > 0", ERR, _src(1770))
+@rule("ARG013", _src(2013))
+def custom_config_overrides(ctx: RuleContext) -> Iterable[Finding]:
+    """--custom-config-path loads a YAML file whose keys override any argument after these checks' inputs."""
+    path = ctx.need("--custom-config-path")
+    if path:
+        yield ctx.hit("ARG013", f"--custom-config-path {path}: its keys override command-line values after parsing; "
+                      "this check sees only the command line.", flag="--custom-config-path")
+
+
+@rule("SLIME001", _src(1770))
 def temperature_positive(ctx: RuleContext) -> Iterable[Finding]:
     """slime refuses a rollout temperature of 0 or below: greedy decoding is not an RL policy."""
     t = ctx.need("--rollout-temperature", 1.0)
@@ -30,7 +39,7 @@ def temperature_positive(ctx: RuleContext) -> Iterable[Finding]:
                       "valid RL policy).", flag="--rollout-temperature", fix="use a temperature such as 1.0")
 
 
-@rule("SLIME002", "KL needs --ref-load", ERR, _src(1776))
+@rule("SLIME002", _src(1776))
 def kl_needs_ref_load(ctx: RuleContext) -> Iterable[Finding]:
     """With --kl-coef != 0 or --use-kl-loss, slime checks that --ref-load exists; without it the check fails."""
     kl_coef = ctx.need("--kl-coef", 0.0)
@@ -42,7 +51,7 @@ def kl_needs_ref_load(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --ref-load /path/to/model_torch_dist")
 
 
-@rule("SLIME003", "--kl-coef and --kl-loss-coef both non-zero", ERR, _src(1846))
+@rule("SLIME003", _src(1846))
 def kl_coef_exclusive(ctx: RuleContext) -> Iterable[Finding]:
     """Only one of --kl-coef (reward shaping) and --kl-loss-coef (loss term) may be non-zero."""
     a, b = ctx.need("--kl-coef", 0.0), ctx.need("--kl-loss-coef", 0.0)
@@ -51,7 +60,7 @@ def kl_coef_exclusive(ctx: RuleContext) -> Iterable[Finding]:
                       flag="--kl-loss-coef", fix="set one of them to 0")
 
 
-@rule("SLIME004", "On-policy distillation options inconsistent", ERR, _src(1786))
+@rule("SLIME004", _src(1786))
 def opd_consistent(ctx: RuleContext) -> Iterable[Finding]:
     """--use-opd needs --opd-type; megatron OPD needs --opd-teacher-load; sglang OPD and no OPD forbid it."""
     use_opd = ctx.is_set("--use-opd")
@@ -75,7 +84,7 @@ def opd_consistent(ctx: RuleContext) -> Iterable[Finding]:
                       source=_src(1807))
 
 
-@rule("SLIME005", "--eval-interval without eval data", ERR, _src(1841))
+@rule("SLIME005", _src(1841))
 def eval_interval_needs_data(ctx: RuleContext) -> Iterable[Finding]:
     """An eval interval needs eval datasets (--eval-prompt-data or --eval-config)."""
     if ctx.need("--eval-interval") is None:
@@ -86,7 +95,7 @@ def eval_interval_needs_data(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --eval-prompt-data NAME PATH (or --eval-config FILE), or remove --eval-interval")
 
 
-@rule("SLIME006", "--save-interval without --save", ERR, _src(1844))
+@rule("SLIME006", _src(1844))
 def save_interval_needs_save(ctx: RuleContext) -> Iterable[Finding]:
     """--save-interval needs --save (where to write)."""
     si = ctx.need("--save-interval")
@@ -95,7 +104,7 @@ def save_interval_needs_save(ctx: RuleContext) -> Iterable[Finding]:
                       flag="--save-interval", fix="add --save /path/to/checkpoints")
 
 
-@rule("SLIME007", "REINFORCE++ needs --normalize-advantages", ERR, _src(1849))
+@rule("SLIME007", _src(1849))
 def reinforce_needs_normalization(ctx: RuleContext) -> Iterable[Finding]:
     """The reinforce_plus_plus estimators require advantage normalisation."""
     est = ctx.need("--advantage-estimator", "grpo")
@@ -104,7 +113,7 @@ def reinforce_needs_normalization(ctx: RuleContext) -> Iterable[Finding]:
                       flag="--advantage-estimator", fix="add --normalize-advantages")
 
 
-@rule("SLIME008", "--use-rollout-logprobs with --use-tis", ERR, _src(1855))
+@rule("SLIME008", _src(1855))
 def rollout_logprobs_vs_tis(ctx: RuleContext) -> Iterable[Finding]:
     """--use-rollout-logprobs and --use-tis cannot be combined."""
     if ctx.is_set("--use-rollout-logprobs") and ctx.is_set("--use-tis"):
@@ -112,7 +121,7 @@ def rollout_logprobs_vs_tis(ctx: RuleContext) -> Iterable[Finding]:
                       fix="keep one of them")
 
 
-@rule("SLIME009", "--get-mismatch-metrics needs --custom-tis-function-path", ERR, _src(1859))
+@rule("SLIME009", _src(1859))
 def mismatch_metrics_need_tis_fn(ctx: RuleContext) -> Iterable[Finding]:
     """--get-mismatch-metrics requires --custom-tis-function-path."""
     if ctx.is_set("--get-mismatch-metrics") and ctx.need("--custom-tis-function-path") is None:
@@ -120,7 +129,7 @@ def mismatch_metrics_need_tis_fn(ctx: RuleContext) -> Iterable[Finding]:
                       flag="--get-mismatch-metrics", fix="add --custom-tis-function-path module.function")
 
 
-@rule("SLIME010", "--use-dynamic-batch-size needs --max-tokens-per-gpu", ERR, _src(1868))
+@rule("SLIME010", _src(1868))
 def dynamic_batch_needs_max_tokens(ctx: RuleContext) -> Iterable[Finding]:
     """Dynamic batching packs micro-batches up to --max-tokens-per-gpu, so that flag is required."""
     if ctx.is_set("--use-dynamic-batch-size") and ctx.need("--max-tokens-per-gpu") is None:
@@ -129,7 +138,7 @@ def dynamic_batch_needs_max_tokens(ctx: RuleContext) -> Iterable[Finding]:
                       "length divided by the context-parallel size)")
 
 
-@rule("SLIME011", "--balance-by-flops needs --use-dynamic-batch-size", ERR, _src(1873))
+@rule("SLIME011", _src(1873))
 def flops_balance_needs_dynamic(ctx: RuleContext) -> Iterable[Finding]:
     """--balance-by-flops works only with dynamic batching."""
     if ctx.is_set("--balance-by-flops") and not ctx.is_set("--use-dynamic-batch-size"):
@@ -137,7 +146,7 @@ def flops_balance_needs_dynamic(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --use-dynamic-batch-size --max-tokens-per-gpu N, or remove --balance-by-flops")
 
 
-@rule("SLIME012", "Debug train and rollout data paths equal", ERR, _src(1895))
+@rule("SLIME012", _src(1895))
 def debug_dump_paths_differ(ctx: RuleContext) -> Iterable[Finding]:
     """--save-debug-train-data must differ from --save-debug-rollout-data (unless --dump-details sets both)."""
     if ctx.need("--dump-details") is not None:
@@ -148,7 +157,7 @@ def debug_dump_paths_differ(ctx: RuleContext) -> Iterable[Finding]:
                       "refuses equal paths.", flag="--save-debug-train-data", fix="use two different paths")
 
 
-@rule("SLIME013", "--debug-rollout-only with --debug-train-only", ERR, _src(1934))
+@rule("SLIME013", _src(1934))
 def debug_modes_exclusive(ctx: RuleContext) -> Iterable[Finding]:
     """Only one debug mode at a time (--load-debug-rollout-data implies --debug-train-only)."""
     train_only = ctx.is_set("--debug-train-only") or ctx.need("--load-debug-rollout-data") is not None
@@ -157,7 +166,7 @@ def debug_modes_exclusive(ctx: RuleContext) -> Iterable[Finding]:
                       "--load-debug-rollout-data also turns on).", flag="--debug-rollout-only", fix="keep one mode")
 
 
-@rule("SLIME014", "--over-sampling-batch-size below --rollout-batch-size", ERR, _src(1988))
+@rule("SLIME014", _src(1988))
 def over_sampling_at_least_rollout(ctx: RuleContext) -> Iterable[Finding]:
     """The over-sampling batch (default: the rollout batch) must be >= --rollout-batch-size."""
     osb, rbs = ctx.need("--over-sampling-batch-size"), ctx.need("--rollout-batch-size")
@@ -167,7 +176,7 @@ def over_sampling_at_least_rollout(ctx: RuleContext) -> Iterable[Finding]:
                       fix=f"set --over-sampling-batch-size {rbs} or more, or remove it")
 
 
-@rule("SLIME015", "Neither --num-rollout nor --num-epoch", ERR, _src(2003))
+@rule("SLIME015", _src(2003))
 def rollout_count_given(ctx: RuleContext) -> Iterable[Finding]:
     """slime needs --num-rollout or --num-epoch; --num-epoch needs the global dataset."""
     num_rollout, num_epoch = ctx.need("--num-rollout"), ctx.need("--num-epoch")
@@ -180,7 +189,7 @@ def rollout_count_given(ctx: RuleContext) -> Iterable[Finding]:
                       fix="remove --disable-rollout-global-dataset or use --num-rollout")
 
 
-@rule("SLIME016", "--enable-mtp-training needs --mtp-num-layers", ERR, _src(2008))
+@rule("SLIME016", _src(2008))
 def mtp_needs_layers(ctx: RuleContext) -> Iterable[Finding]:
     """MTP training needs a non-zero --mtp-num-layers."""
     if ctx.is_set("--enable-mtp-training") and not ctx.need("--mtp-num-layers"):
@@ -188,7 +197,7 @@ def mtp_needs_layers(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --mtp-num-layers 1 (or the model's MTP depth)")
 
 
-@rule("SLIME017", "Prompt length leaves no room for a response", ERR, _src(2034))
+@rule("SLIME017", _src(2034))
 def prompt_fits_context(ctx: RuleContext) -> Iterable[Finding]:
     """--rollout-max-prompt-len must be at most --rollout-max-context-len - 1 (one generated token at least)."""
     ctxlen, prompt = ctx.need("--rollout-max-context-len"), ctx.need("--rollout-max-prompt-len")
@@ -199,7 +208,7 @@ def prompt_fits_context(ctx: RuleContext) -> Iterable[Finding]:
                           "DATA --tokenizer HF_CHECKPOINT` lists the prompts slime drops for that length")
 
 
-@rule("SLIME018", "Train-only and freeze parameter lists together", ERR, _src(2038))
+@rule("SLIME018", _src(2038))
 def param_lists_exclusive(ctx: RuleContext) -> Iterable[Finding]:
     """--only-train-params-name-list and --freeze-params-name-list are mutually exclusive."""
     if ctx.need("--only-train-params-name-list") and ctx.need("--freeze-params-name-list"):
@@ -207,7 +216,7 @@ def param_lists_exclusive(ctx: RuleContext) -> Iterable[Finding]:
                       "exclusive.", flag="--freeze-params-name-list", fix="keep one of them")
 
 
-@rule("SLIME019", "Disk weight transport without a shared directory", ERR, _src(2042))
+@rule("SLIME019", _src(2042))
 def disk_transport_needs_dir(ctx: RuleContext) -> Iterable[Finding]:
     """--update-weight-transport disk needs --update-weight-disk-dir on a shared filesystem."""
     if ctx.need("--update-weight-transport") == "disk" and not ctx.need("--update-weight-disk-dir"):
@@ -216,7 +225,7 @@ def disk_transport_needs_dir(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --update-weight-disk-dir /shared/path")
 
 
-@rule("SLIME020", "--release-train requirements", ERR, _src(2046))
+@rule("SLIME020", _src(2046))
 def release_train_requirements(ctx: RuleContext) -> Iterable[Finding]:
     """--release-train: no critic (ppo), no --keep-old-actor, needs --save, full weights over disk."""
     if not ctx.is_set("--release-train"):
@@ -237,7 +246,7 @@ def release_train_requirements(ctx: RuleContext) -> Iterable[Finding]:
                       fix="add --update-weight-mode full --update-weight-transport disk --update-weight-disk-dir DIR")
 
 
-@rule("SLIME021", "Delta weight update requirements", ERR, _src(2059))
+@rule("SLIME021", _src(2059))
 def delta_update_requirements(ctx: RuleContext) -> Iterable[Finding]:
     """--update-weight-mode delta needs disk transport, no --colocate and a local checkpoint directory."""
     if ctx.need("--update-weight-mode") != "delta":
@@ -253,8 +262,7 @@ def delta_update_requirements(ctx: RuleContext) -> Iterable[Finding]:
                       flag="--update-weight-mode", source=_src(2071))
 
 
-@rule("SLIME022", "One sample per prompt: group-normalised rewards are all 0", WARN,
-      _src(613, "slime/ray/rollout.py"))
+@rule("SLIME022", _src(613, "slime/ray/rollout.py"))
 def single_sample_normalization(ctx: RuleContext) -> Iterable[Finding]:
     """With reward normalisation on (the default), grpo, gspo, cispo and reinforce_plus_plus_baseline subtract
     each prompt group's mean reward (slime/ray/rollout.py:613-625); a group of one is its own mean, so every
@@ -273,7 +281,7 @@ def single_sample_normalization(ctx: RuleContext) -> Iterable[Finding]:
                   fix="use --n-samples-per-prompt 4 to 16 (or --disable-rewards-normalization if you mean raw rewards)")
 
 
-@rule("SLIME023", "CISPO with --eps-clip below 1", WARN, _src(1881))
+@rule("SLIME023", _src(1881))
 def cispo_clip(ctx: RuleContext) -> Iterable[Finding]:
     """slime warns that CISPO is single-sided and --eps-clip < 1 keeps a lower clip bound."""
     if ctx.need("--advantage-estimator", "grpo") == "cispo" and ctx.need("--eps-clip", 0.2) < 1.0:
@@ -282,7 +290,7 @@ def cispo_clip(ctx: RuleContext) -> Iterable[Finding]:
                       fix="--eps-clip 1.0 and tune --eps-clip-high (e.g. 4.0)")
 
 
-@rule("SLIME024", "--hf-checkpoint missing", ERR, _src(307))
+@rule("SLIME024", _src(307))
 def hf_checkpoint_given(ctx: RuleContext) -> Iterable[Finding]:
     """--hf-checkpoint has no default (arguments.py:307-309): the actor reads the model config and tokenizer
     from it at start-up (megatron_utils/actor.py:90-91) and every SGLang engine loads its model from it
@@ -293,11 +301,3 @@ def hf_checkpoint_given(ctx: RuleContext) -> Iterable[Finding]:
                       "so the launch fails before the first rollout.", flag="--hf-checkpoint",
                       fix="add --hf-checkpoint /path/to/hf_model (the Hugging Face folder of the model)")
 
-
-@rule("ARG013", "Values may be overridden by a YAML file", INFO, _src(2013))
-def custom_config_overrides(ctx: RuleContext) -> Iterable[Finding]:
-    """--custom-config-path loads a YAML file whose keys override any argument after these checks' inputs."""
-    path = ctx.need("--custom-config-path")
-    if path:
-        yield ctx.hit("ARG013", f"--custom-config-path {path}: its keys override command-line values after parsing; "
-                      "this check sees only the command line.", flag="--custom-config-path")

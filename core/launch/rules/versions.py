@@ -25,10 +25,10 @@ from core.pins import SLIME_SHORT, slime_source
 MAX_CODE_BYTES = 4_000_000  # one file of the user's tree read for the gate
 
 # Limits of what the checker knows about the user's versions: no upstream line to cite.
-register("VER001", "SGLang or Megatron of your environment differs from the catalog's", WARN, "")
-register("VER002", "A piece of your checkout's parser was not understood", WARN, "")
-register("VER003", "Checks skipped: your checkout does not have the code they judge", INFO, "")
-register("VER004", "Megatron checks skipped: the run uses another training backend", INFO, "")
+register("VER001", "")
+register("VER002", "")
+register("VER003", "")
+register("VER004", "")
 
 _ARGS = "slime/utils/arguments.py"
 _SGL = "slime/backends/sglang_utils/arguments.py"
