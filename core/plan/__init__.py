@@ -7,7 +7,8 @@ GPU (`training`), SGLang's weight and KV-pool arithmetic per engine GPU (`rollou
 the time per rollout (`flops`), the colocated phases and host memory (`phases`), the verdicts PLAN001-PLAN003
 (`verdicts`) and the public entry (`plan`): `plan_script` for a launch script, `plan_values` for flag values
 (the calculator), both returning a `Plan`; and for a running job, MFU from slime's `perf/actor_train_tflops`
-with the PLAN004 low-MFU verdict and an ETA (`mfu`), for the monitor to call through this package's root.
+with the PLAN004 low-MFU verdict and an ETA (`mfu`), for the monitor to call through this package's root
+(core.monitor.efficiency turns them into its MON013 and MON014 verdicts).
 
 May import: the shared vocabulary (core.findings, core.pins, core.resources, core.model_scripts, core.batch) and
 the package root of core.launch (to read a script's flags the way the checker does). core.launch never imports
@@ -41,6 +42,8 @@ _EXPORTS = {
     "render_plan_text": "core.plan.render",
     "DEFAULT_MFU": "core.plan.flops",
     "mfu_of": "core.plan.mfu",
+    "LOW_MFU": "core.plan.mfu",
+    "low_mfu_fix": "core.plan.mfu",
     "mfu_finding": "core.plan.mfu",
     "eta_seconds": "core.plan.mfu",
 }
