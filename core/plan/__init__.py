@@ -39,6 +39,7 @@ _EXPORTS = {
     "plan_script": "core.plan.plan",
     "plan_values": "core.plan.plan",
     "plan_findings": "core.plan.plan",
+    "report_with_plan": "core.plan.plan",
     "render_plan_text": "core.plan.render",
     "DEFAULT_MFU": "core.plan.flops",
     "mfu_of": "core.plan.mfu",
