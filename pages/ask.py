@@ -23,7 +23,8 @@ from core.knowledge.search import (
 from core.knowledge.tables import bugs, runtime_messages, terms
 from core.paths import describe_skipped
 from core.pins import SLIME_SHORT, slime_source
-from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
+from core.plan import sizing_answer, sizing_flags
+from ui.common import CHECKOUT_KEY, active_profile, cited, ensure_app_frame, plain
 
 ensure_app_frame()
 
@@ -53,6 +54,17 @@ with st.spinner("Searching"):
     index = get_index()
     answer = index.ask(query, limit=RESULTS, kinds=set(kinds) or None)
     results = distinct(answer.results)
+
+profile = active_profile()
+sizing = sizing_answer(query, profile.gpu_model if profile else None)  # None unless it asks how many GPUs
+if sizing is not None:
+    details = [f"GPU type {sizing.gpu} ({sizing.gpu_from}); responses of {sizing.response_len} tokens "
+               f"({sizing.response_from})."] + [f"Assumed: {a}" for a in sizing.assumptions]
+    st.info(plain(sizing.message) + "\n\n" + plain(" ".join(details)) + (
+        f"\n\nModel sizes from {cited(sizing.model_source)}." if sizing.model_source else ""), icon=":material/memory:")
+    if sizing_flags(sizing):
+        st.code(sizing_flags(sizing), language="bash")
+    st.page_link("pages/plan.py", label="Plan your own script or these numbers on Will it fit?", icon=":material/memory:")
 
 checkout = st.session_state.get(CHECKOUT_KEY)
 if checkout and (not kinds or "error" in kinds):

@@ -8,7 +8,8 @@ the time per rollout (`flops`), the colocated phases and host memory (`phases`),
 (`verdicts`) and the public entry (`plan`): `plan_script` for a launch script, `plan_values` for flag values
 (the calculator), both returning a `Plan`; and for a running job, MFU from slime's `perf/actor_train_tflops`
 with the PLAN004 low-MFU verdict and an ETA (`mfu`), for the monitor to call through this package's root
-(core.monitor.efficiency turns them into its MON013 and MON014 verdicts).
+(core.monitor.efficiency turns them into its MON013 and MON014 verdicts); and "how many GPUs do I need for
+<model>?" answered from slime's model scripts with the fewest GPUs that fit (`sizing`, for `ask`).
 
 May import: the shared vocabulary (core.findings, core.pins, core.resources, core.model_scripts, core.batch) and
 the package root of core.launch (to read a script's flags the way the checker does). core.launch never imports
@@ -40,6 +41,11 @@ _EXPORTS = {
     "plan_values": "core.plan.plan",
     "plan_findings": "core.plan.plan",
     "report_with_plan": "core.plan.plan",
+    "SizingAnswer": "core.plan.sizing",
+    "is_sizing_question": "core.plan.sizing",
+    "sizing_answer": "core.plan.sizing",
+    "sizing_text": "core.plan.sizing",
+    "sizing_flags": "core.plan.sizing",
     "render_plan_text": "core.plan.render",
     "DEFAULT_MFU": "core.plan.flops",
     "mfu_of": "core.plan.mfu",
