@@ -62,8 +62,8 @@ if sizing is not None:
                f"({sizing.response_from})."] + [f"Assumed: {a}" for a in sizing.assumptions]
     st.info(plain(sizing.message) + "\n\n" + plain(" ".join(details)) + (
         f"\n\nModel sizes from {cited(sizing.model_source)}." if sizing.model_source else ""), icon=":material/memory:")
-    if sizing_flags(sizing):
-        st.code(sizing_flags(sizing), language="bash")
+    for flags in dict.fromkeys(f for f in (sizing_flags(sizing), sizing_flags(sizing, cpu_adam=True)) if f):
+        st.code(flags, language="bash")
     st.page_link("pages/plan.py", label="Plan your own script or these numbers on Will it fit?", icon=":material/memory:")
 
 checkout = st.session_state.get(CHECKOUT_KEY)

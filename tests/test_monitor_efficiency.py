@@ -156,3 +156,18 @@ def test_logs_cli_refuses_an_unknown_gpu_and_a_bad_number(tmp_path, capsys):
     assert "logs: --gpu: No GPU called 'Voodoo3'" in capsys.readouterr().err
     assert main(["logs", str(tmp_path / "run"), "--num-rollout", "0"]) == 2
     assert "not between 1" in capsys.readouterr().err
+
+
+def test_logs_follow_judges_mfu_and_eta_in_its_first_report(tmp_path, monkeypatch, capsys):
+    from core.cli import logs_follow, main
+
+    def interrupted(seconds):
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("SLIME_ASSISTANT_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(logs_follow, "_sleep", interrupted)
+    write_perf_run(tmp_path / "run", tflops=400.0)
+    main(["logs", str(tmp_path / "run"), "--follow", "--gpu", "H100", "--num-rollout", "12"])
+    out = capsys.readouterr().out
+    assert "OK      MON013 Training uses the GPUs' compute: Training runs at about 40% MFU" in out
+    assert "MON014 Time to finish: All 12 rollouts are logged" in out

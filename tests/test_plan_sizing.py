@@ -122,3 +122,17 @@ def test_ask_prints_the_sizing_block_and_its_json_key(capsys):
     assert sizing["status"] == "unknown_model" and sizing["gpu"] == "H200" and sizing["min_gpus"] is None
     main(["ask", "--format", "json", "--rollout-batch-size"])
     assert "sizing" not in json.loads(capsys.readouterr().out)  # other questions: the output as before
+
+
+def test_cpu_adam_is_offered_when_it_needs_fewer_gpus_with_the_host_memory_it_takes():
+    answer = sizing_answer("how many H100s do I need for Qwen3-30B-A3B?")
+    option = answer.cpu_adam
+    assert option is not None and option.gpus < answer.min_gpus
+    lay = option.layout
+    plan = plan_values(_values(SCRIPTS["qwen3-30B-A3B"], lay.gpus, lay.tp, lay.pp, lay.ep, lay.engine_gpus, 8192,
+                               lay.max_tokens_per_gpu, cpu_adam=True), "H100", search_fixes=False)
+    assert _fits(plan) and plan.training.terms["optimizer"] == 0
+    assert option.host_gib_per_node == round(plan.host.bytes_per_node / GIB) > 100
+    assert f"{option.gpus} GPU(s) are enough" in answer.message and "host memory" in answer.message
+    text = sizing_text(answer)
+    assert f"flags with CPU Adam ({option.gpus} GPUs):" in text and text.count("--optimizer-cpu-offload") >= 2

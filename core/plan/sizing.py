@@ -17,7 +17,10 @@ The rules:
   batching, sequence parallelism and full recompute (the plan page's defaults); the answer is the first count
   where the training peak's upper band fits the GPU (no PLAN001) and some SGLang engine size dividing it leaves
   a KV pool (no PLAN002 error): the smallest engine whose pools hold a whole rollout at once, else the one that
-  holds the most. A count where training fits only inside the uncertainty band is said too.
+  holds the most. A count where training fits only inside the uncertainty band is said too;
+- the same search with the optimizer on the host (CPU Adam: --optimizer-cpu-offload
+  --use-precision-aware-optimizer, as slime's largest examples run) is said beside it when it needs fewer GPUs,
+  with the host memory a node then needs.
 """
 
 from __future__ import annotations
@@ -63,6 +66,15 @@ class SizingLayout(BaseModel):
     max_tokens_per_gpu: int
 
 
+class CpuAdamOption(BaseModel):
+    """Fewer GPUs with the optimizer on the host, and the host memory a node then needs."""
+
+    gpus: int
+    layout: SizingLayout
+    training_peak_gib: float
+    host_gib_per_node: float
+
+
 class SizingAnswer(BaseModel):
     """The answer to a sizing question: the numbers when the model is known, else what could not be found."""
 
@@ -78,6 +90,7 @@ class SizingAnswer(BaseModel):
     min_gpus: int | None = None
     layout: SizingLayout | None = None
     may_fit_gpus: int | None = Field(default=None, description="fewer GPUs where it fits only inside the band")
+    cpu_adam: CpuAdamOption | None = Field(default=None, description="fewer GPUs with the optimizer on the host")
     training_peak_gib: float | None = None
     training_band_gib: tuple[float, float] | None = None
     gpu_memory_gib: float | None = None
@@ -155,8 +168,11 @@ def response_len_in(text: str) -> int | None:
     return int(m.group(1)) if m and int(m.group(1)) >= 128 else None
 
 
+CPU_ADAM_FLAGS = ("--optimizer-cpu-offload", "--use-precision-aware-optimizer")
+
+
 def _values(model: ModelScript, n: int, tp: int, pp: int, ep: int, engine: int, response: int,
-            tokens: int) -> dict[str, str | None]:
+            tokens: int, cpu_adam: bool = False) -> dict[str, str | None]:
     per_node = min(n, GPUS_PER_NODE)
     values: dict[str, str | None] = {f"--{k}": v for k, v in model.values.items()}
     values |= {"--tensor-model-parallel-size": str(tp), "--pipeline-model-parallel-size": str(pp),
@@ -171,6 +187,8 @@ def _values(model: ModelScript, n: int, tp: int, pp: int, ep: int, engine: int, 
         values["--sequence-parallel"] = None
     if ep > 1:
         values["--expert-tensor-parallel-size"] = "1"
+    if cpu_adam:
+        values |= dict.fromkeys(CPU_ADAM_FLAGS)
     return values
 
 
@@ -195,7 +213,8 @@ def _plan(values: dict[str, str | None], gpu: str) -> Plan | None:
         return None
 
 
-def _search(model: ModelScript, gpu: str, response: int) -> tuple[Plan | None, SizingLayout | None, int | None]:
+def _search(model: ModelScript, gpu: str, response: int,
+            cpu_adam: bool = False) -> tuple[Plan | None, SizingLayout | None, int | None]:
     """The first GPU count that fits (its plan and layout), and a smaller count that fits inside the band."""
     spec = find_gpu(gpu)
     tokens = max(9216, -(-(response + PROMPT) // 1024) * 1024)
@@ -204,13 +223,13 @@ def _search(model: ModelScript, gpu: str, response: int) -> tuple[Plan | None, S
     may_fit = None
     for n in GPU_COUNTS:
         for tp, pp, ep in _layouts(n, layers, experts):
-            first = _plan(_values(model, n, tp, pp, ep, min(n, GPUS_PER_NODE), response, tokens), gpu)
+            first = _plan(_values(model, n, tp, pp, ep, min(n, GPUS_PER_NODE), response, tokens, cpu_adam), gpu)
             if first is None or first.training.low_bytes > spec.memory_bytes:
                 continue
             if first.training.high_bytes > spec.memory_bytes:
                 may_fit = may_fit or n
                 continue
-            best = _engine(model, n, (tp, pp, ep), gpu, response, tokens)
+            best = _engine(model, n, (tp, pp, ep), gpu, response, tokens, cpu_adam)
             if best is not None:
                 return best[1], SizingLayout(gpus=n, tp=tp, pp=pp, ep=ep, engine_gpus=best[0],
                                              max_tokens_per_gpu=tokens), may_fit
@@ -218,12 +237,12 @@ def _search(model: ModelScript, gpu: str, response: int) -> tuple[Plan | None, S
 
 
 def _engine(model: ModelScript, n: int, layout: tuple[int, int, int], gpu: str, response: int,
-            tokens: int) -> tuple[int, Plan] | None:
+            tokens: int, cpu_adam: bool) -> tuple[int, Plan] | None:
     """The smallest SGLang engine (GPUs, dividing n) whose KV pools hold a whole rollout at once, else the one
     holding the most sequences; None when no engine size leaves a KV pool."""
     best: tuple[int, Plan] | None = None
     for engine in (e for e in ENGINE_SIZES if e <= n and n % e == 0):
-        plan = _plan(_values(model, n, *layout, engine, response, tokens), gpu)
+        plan = _plan(_values(model, n, *layout, engine, response, tokens, cpu_adam), gpu)
         ro = plan.rollout if plan is not None else None
         if ro is None or ro.kv_pool_tokens <= 0:
             continue
@@ -241,7 +260,7 @@ def sizing_answer(question: str, default_gpu: str | None = None) -> SizingAnswer
     named_gpu = find_gpu_in(question)
     gpu, gpu_from = ((named_gpu, "your question") if named_gpu else
                      (find_gpu(default_gpu).name, "your profile") if _known_gpu(default_gpu) else
-                     (DEFAULT_GPU, "assumed (name the GPU type in the question)"))
+                     (DEFAULT_GPU, "assumed"))
     asked = response_len_in(question)
     response, response_from = (asked, "your question") if asked else (DEFAULT_RESPONSE, "assumed")
     base = {"gpu": gpu, "gpu_from": gpu_from, "response_len": response, "response_from": response_from,
@@ -250,17 +269,34 @@ def sizing_answer(question: str, default_gpu: str | None = None) -> SizingAnswer
     if model is None:
         return _not_found(question, base)
     plan, layout, may_fit = _search(model, gpu, response)
+    cpu_plan, cpu_layout, _ = _search(model, gpu, response, cpu_adam=True)
+    cpu_adam = None
+    if cpu_plan is not None and cpu_layout is not None and (layout is None or cpu_layout.gpus < layout.gpus):
+        cpu_adam = CpuAdamOption(gpus=cpu_layout.gpus, layout=cpu_layout,
+                                 training_peak_gib=round(cpu_plan.training.peak_bytes / GIB, 1),
+                                 host_gib_per_node=round(cpu_plan.host.bytes_per_node / GIB))
     assumptions = [f"Colocated (--colocate), {GPUS_PER_NODE} GPUs a node, dynamic batching, sequence parallelism, "
-                   "full recompute, the distributed optimizer on the GPU, bf16 weights for SGLang at "
-                   "--sglang-mem-fraction-static 0.7.",
+                   "full recompute, the distributed optimizer on the GPU unless CPU Adam is named, bf16 weights for "
+                   "SGLang at --sglang-mem-fraction-static 0.7.",
                    f"Rollouts of {ROLLOUT_BATCH} prompts x {SAMPLES} samples, responses of up to {response} tokens "
                    f"({response_from}) after prompts of up to {PROMPT}."]
+    if gpu_from == "assumed":
+        assumptions.append(f"GPU type {gpu}: name another in the question (H200, A100-80GB, ...) or in your profile.")
     found = {**base, "model": model.name, "model_source": model.source, "assumptions": assumptions,
-             "may_fit_gpus": may_fit}
+             "may_fit_gpus": may_fit, "cpu_adam": cpu_adam}
+    cpu_text = (f" With the optimizer on the host (CPU Adam: {' '.join(CPU_ADAM_FLAGS)}, as slime's largest examples "
+                f"run), {cpu_adam.gpus} GPU(s) are enough (TP {cpu_adam.layout.tp}, PP {cpu_adam.layout.pp}"
+                + (f", EP {cpu_adam.layout.ep}" if cpu_adam.layout.ep > 1 else "")
+                + f"; training peak about {cpu_adam.training_peak_gib} GiB a GPU) if each node has about "
+                  f"{cpu_adam.host_gib_per_node:.0f} GiB of host memory for it." if cpu_adam else "")
     if plan is None or layout is None:
-        return SizingAnswer(status="none_fits", **found,
-                            message=(f"{model.name} does not fit on up to {GPU_COUNTS[-1]} {gpu} GPUs with the plan's "
-                                     "layouts; plan your own script (offloading, fp8, longer pipelines) to see why."))
+        if cpu_adam is None:
+            return SizingAnswer(status="none_fits", **found,
+                                message=(f"{model.name} does not fit on up to {GPU_COUNTS[-1]} {gpu} GPUs with the "
+                                         "plan's layouts; plan your own script (fp8, longer pipelines) to see why."))
+        return SizingAnswer(status="found", **found, min_gpus=cpu_adam.gpus, layout=cpu_adam.layout,
+                            message=(f"{model.name} does not fit on up to {GPU_COUNTS[-1]} {gpu} GPUs with the "
+                                     f"optimizer on the GPU.{cpu_text}"))
     tr, ro = plan.training, plan.rollout
     engines = layout.gpus // layout.engine_gpus
     parts = [f"TP {layout.tp}"] + [f"PP {layout.pp}"] * (layout.pp > 1) + [f"EP {layout.ep}"] * (layout.ep > 1)
@@ -270,7 +306,7 @@ def sizing_answer(question: str, default_gpu: str | None = None) -> SizingAnswer
                f"{', '.join(parts)} peaks at about {tr.peak_bytes / GIB:.1f} GiB a GPU (up to {tr.high_bytes / GIB:.1f} "
                f"GiB with the band) of {plan.gpu.memory_bytes / GIB:.1f} GiB; {engines} SGLang engine(s) of "
                f"{layout.engine_gpus} GPU(s) hold {ro.kv_pool_tokens:,} KV tokens each, {ro.concurrent_sequences} "
-               f"sequences at once of the {ro.requested_sequences} a rollout asks for.{band}")
+               f"sequences at once of the {ro.requested_sequences} a rollout asks for.{band}{cpu_text}")
     return SizingAnswer(status="found", message=message, **found, min_gpus=layout.gpus, layout=layout,
                         training_peak_gib=round(tr.peak_bytes / GIB, 1),
                         training_band_gib=(round(tr.low_bytes / GIB, 1), round(tr.high_bytes / GIB, 1)),
@@ -304,15 +340,15 @@ def _not_found(question: str, base: dict) -> SizingAnswer:
                                  "Write its MODEL_ARGS from its config.json into a launch script and plan that."))
 
 
-def sizing_flags(answer: SizingAnswer) -> str | None:
-    """The layout of a found answer as the launch flags that set it."""
-    lay = answer.layout
+def sizing_flags(answer: SizingAnswer, cpu_adam: bool = False) -> str | None:
+    """The layout of a found answer (or of its CPU Adam option) as the launch flags that set it."""
+    lay = (answer.cpu_adam.layout if answer.cpu_adam else None) if cpu_adam else answer.layout
     if lay is None:
         return None
     return (f"--tensor-model-parallel-size {lay.tp} --pipeline-model-parallel-size {lay.pp}"
             + (f" --expert-model-parallel-size {lay.ep} --expert-tensor-parallel-size 1" if lay.ep > 1 else "")
             + f" --rollout-num-gpus-per-engine {lay.engine_gpus} --max-tokens-per-gpu {lay.max_tokens_per_gpu} "
-              "--use-dynamic-batch-size --colocate")
+              "--use-dynamic-batch-size --colocate" + (" " + " ".join(CPU_ADAM_FLAGS) if cpu_adam else ""))
 
 
 def sizing_text(answer: SizingAnswer) -> str:
@@ -323,11 +359,13 @@ def sizing_text(answer: SizingAnswer) -> str:
         lines.append(f"  model sizes from {answer.model_source}")
     lines.append(f"  GPU type {answer.gpu} ({answer.gpu_from}); responses of {answer.response_len} tokens "
                  f"({answer.response_from})")
-    flags = sizing_flags(answer)
-    if flags:
+    flags, cpu_flags = sizing_flags(answer), sizing_flags(answer, cpu_adam=True)
+    if flags and not (answer.cpu_adam and answer.layout == answer.cpu_adam.layout):
         lines.append(f"  flags: {flags}")
-        if answer.seconds_per_rollout is not None and answer.mfu is not None:
-            lines.append(f"  training time of one rollout at {answer.mfu:.0%} MFU: about {answer.seconds_per_rollout:.0f} s")
+    if cpu_flags:
+        lines.append(f"  flags with CPU Adam ({answer.cpu_adam.gpus} GPUs): {cpu_flags}")
+    if answer.seconds_per_rollout is not None and answer.mfu is not None:
+        lines.append(f"  training time of one rollout at {answer.mfu:.0%} MFU: about {answer.seconds_per_rollout:.0f} s")
     lines += [f"  assumed: {a}" for a in answer.assumptions]
     lines.append(f"  plan your own script: {answer.plan_command} (or the {answer.plan_page} page)")
     return "\n".join(lines)
