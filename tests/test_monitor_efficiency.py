@@ -171,3 +171,11 @@ def test_logs_follow_judges_mfu_and_eta_in_its_first_report(tmp_path, monkeypatc
     out = capsys.readouterr().out
     assert "OK      MON013 Training uses the GPUs' compute: Training runs at about 40% MFU" in out
     assert "MON014 Time to finish: All 12 rollouts are logged" in out
+
+
+def test_absurd_numbers_give_words_not_errors():
+    run = perf_run(300.0, step_s=80.0, wall_per_step=1e7)  # a rollout every 116 days
+    v = eta_verdict(run, 10**9)
+    assert v.status == "ok" and "finishes_at_utc" not in v.evidence and v.evidence["eta"].endswith(" h")
+    assert mfu_verdict(perf_run(float("inf")), "H100").status == "unknown"  # no finite point
+    assert mfu_verdict(perf_run(1e30), "H100").status == "warn"

@@ -183,6 +183,16 @@ def duration_text(seconds: float) -> str:
     return f"{minutes} min" if minutes else f"{secs} s"
 
 
+def _utc(timestamp: float) -> str | None:
+    """A Unix time as 'YYYY-MM-DD HH:MM' in UTC; None when it is not a date (not finite, before 1970, past 9999)."""
+    if not math.isfinite(timestamp) or timestamp <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(timestamp, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
 def eta_verdict(run: RunData, num_rollout: int | None) -> Verdict:
     """MON014: rollouts left times the median recent seconds per rollout (rules above)."""
     from core.plan import eta_seconds
@@ -220,9 +230,9 @@ def eta_verdict(run: RunData, num_rollout: int | None) -> Verdict:
                        "intervals between rollouts say how long one takes.", ev)
     eta = eta_seconds(total, done, [pace])
     ev |= {"seconds_per_rollout": round(pace, 2), "pace_from": pace_from, "eta_s": round(eta), "eta": duration_text(eta)}
-    last_wall = float(run.series[tag].wall_times[-1])
-    if math.isfinite(last_wall) and last_wall > 0:
-        ev["finishes_at_utc"] = datetime.fromtimestamp(last_wall + eta, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+    finish = _utc(float(run.series[tag].wall_times[-1]) + eta)
+    if finish:
+        ev["finishes_at_utc"] = finish
     outside = ""
     if wall is not None and "step_time_median_s" in ev and wall > 1.2 * ev["step_time_median_s"]:
         outside = (f" Each rollout takes {wall - ev['step_time_median_s']:.0f} s more than perf/step_time says "
