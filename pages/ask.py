@@ -31,6 +31,7 @@ ensure_app_frame()
 RESULTS = 40
 SHOWN_FIRST = 5  # the best few; the rest on request
 _CARD_KINDS = ("card", "section")
+cached_sizing = st.cache_data(max_entries=64, show_spinner=False)(sizing_answer)  # a large model's search: ~0.2 s
 
 st.title("Ask")
 st.caption("Search everything here at once: a flag in any spelling, a rule code such as SLIME003, plain words, "
@@ -56,7 +57,7 @@ with st.spinner("Searching"):
     results = distinct(answer.results)
 
 profile = active_profile()
-sizing = sizing_answer(query, profile.gpu_model if profile else None)  # None unless it asks how many GPUs
+sizing = cached_sizing(query, profile.gpu_model if profile else None)  # None unless it asks how many GPUs
 if sizing is not None:
     details = [f"GPU type {sizing.gpu} ({sizing.gpu_from}); responses of {sizing.response_len} tokens "
                f"({sizing.response_from})."] + [f"Assumed: {a}" for a in sizing.assumptions]

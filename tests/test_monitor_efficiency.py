@@ -39,7 +39,11 @@ def test_nothing_is_judged_unless_a_gpu_or_a_number_of_rollouts_is_named():
 
 
 def test_healthy_mfu_is_ok_with_its_numbers():
-    v = mfu_verdict(perf_run(316.6), "H100-80GB")  # 989.4 TFLOP/s bf16 dense peak
+    run = perf_run(316.6)
+    run.series["perf/log_probs_tflops"] = Series(tag="perf/log_probs_tflops", steps=R, values=np.full(N, 98.94),
+                                                 wall_times=np.zeros(N), files=np.zeros(N, np.int32))
+    v = mfu_verdict(run, "H100-80GB")  # 989.4 TFLOP/s bf16 dense peak
+    assert v.evidence["log_probs_mfu_pct"] == 10.0
     assert v.status == "ok"
     assert v.evidence["mfu_pct"] == 32.0 and v.evidence["peak_tflops_bf16"] == 989.4
     assert v.evidence["train_share_of_step_pct"] == 50.0 and v.evidence["mfu_whole_step_pct"] == 16.0

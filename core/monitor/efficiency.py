@@ -36,6 +36,7 @@ ETA_CODE, ETA_TITLE = "MON014", "Time to finish"
 RECENT = 20  # rollouts the medians look back over: the run as it runs now, after warm-up
 MIN_INTERVALS = 3  # wall-clock intervals between rollouts needed before they set the pace
 TFLOPS_TAG, TRAIN_TIME_TAG, STEP_TIME_TAG = "perf/actor_train_tflops", "perf/actor_train_time", "perf/step_time"
+LOG_PROBS_TAG = "perf/log_probs_tflops"  # one forward pass's FLOPs over the log-prob pass's time
 PACE_TAGS = (STEP_TIME_TAG, "rollout/raw_reward", "perf/rollout_time", "rollout/rewards")
 SRC_TFLOPS = slime_source("slime/observability/train_metric_utils.py", 392)
 SRC_STEP_TIME = slime_source("slime/observability/train_metric_utils.py", 395)
@@ -48,7 +49,7 @@ CONFIG_HINTS = (("optimizer_cpu_offload", True, "--optimizer-cpu-offload is on: 
 EVIDENCE_LABELS = {
     "gpu": "GPU", "peak_tflops_bf16": "GPU's dense bf16 peak (TFLOP/s)", "points": "points",
     "actor_train_tflops_median": "median perf/actor_train_tflops (TFLOP/s a GPU)", "mfu_pct": "MFU (%)",
-    "mfu_whole_step_pct": "MFU over the whole step (%)", "train_share_of_step_pct": "training's share of the step (%)",
+    "mfu_whole_step_pct": "MFU over the whole step (%)", "log_probs_mfu_pct": "MFU of the log-prob pass (%)", "train_share_of_step_pct": "training's share of the step (%)",
     "low_mfu_below_pct": "warning below (%)", "plan_assumes_pct": "the plan assumes (%)",
     "num_rollout": "rollouts in the run", "num_rollout_from": "number of rollouts from",
     "rollouts_logged": "rollouts logged", "rollouts_left": "rollouts left",
@@ -100,6 +101,9 @@ def mfu_verdict(run: RunData, gpu: str | None) -> Verdict:
     mfu = median / peak
     ev: dict = {"gpu": spec.name, "peak_tflops_bf16": round(peak, 1), "points": len(tflops),
                 "actor_train_tflops_median": round(median, 1), "mfu_pct": _pct(mfu)}
+    _, log_probs = _recent(run, LOG_PROBS_TAG)
+    if len(log_probs):
+        ev["log_probs_mfu_pct"] = _pct(float(np.median(log_probs)) / peak)
     share = _train_share(run)
     if share is not None:
         ev["train_share_of_step_pct"], ev["mfu_whole_step_pct"] = _pct(share), _pct(share * mfu)
