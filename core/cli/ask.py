@@ -146,9 +146,10 @@ def run_ask(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         if sizing is not None:
+            from core.cli.output import write_text
             from core.plan import sizing_text
 
-            print(sizing_text(sizing) + "\n")
+            write_text(sizing_text(sizing) + "\n")
         if in_checkout:
             print(render_checkout(checkout, in_checkout) + ("\n" if results else ""))
         if results:
