@@ -23,13 +23,15 @@ from core.knowledge.search import (
 from core.knowledge.tables import bugs, runtime_messages, terms
 from core.paths import describe_skipped
 from core.pins import SLIME_SHORT, slime_source
-from ui.common import CHECKOUT_KEY, cited, ensure_app_frame, plain
+from core.plan import sizing_answer, sizing_flags
+from ui.common import CHECKOUT_KEY, active_profile, cited, ensure_app_frame, plain
 
 ensure_app_frame()
 
 RESULTS = 40
 SHOWN_FIRST = 5  # the best few; the rest on request
 _CARD_KINDS = ("card", "section")
+cached_sizing = st.cache_data(max_entries=64, show_spinner=False)(sizing_answer)  # a large model's search: ~0.2 s
 
 st.title("Ask")
 st.caption("Search everything here at once: a flag in any spelling, a rule code such as SLIME003, plain words, "
@@ -53,6 +55,17 @@ with st.spinner("Searching"):
     index = get_index()
     answer = index.ask(query, limit=RESULTS, kinds=set(kinds) or None)
     results = distinct(answer.results)
+
+profile = active_profile()
+sizing = cached_sizing(query, profile.gpu_model if profile else None)  # None unless it asks how many GPUs
+if sizing is not None:
+    details = [f"GPU type {sizing.gpu} ({sizing.gpu_from}); responses of {sizing.response_len} tokens "
+               f"({sizing.response_from})."] + [f"Assumed: {a}" for a in sizing.assumptions]
+    st.info(plain(sizing.message) + "\n\n" + plain(" ".join(details)) + (
+        f"\n\nModel sizes from {cited(sizing.model_source)}." if sizing.model_source else ""), icon=":material/memory:")
+    for flags in dict.fromkeys(f for f in (sizing_flags(sizing), sizing_flags(sizing, cpu_adam=True)) if f):
+        st.code(flags, language="bash")
+    st.page_link("pages/plan.py", label="Plan your own script or these numbers on Will it fit?", icon=":material/memory:")
 
 checkout = st.session_state.get(CHECKOUT_KEY)
 if checkout and (not kinds or "error" in kinds):

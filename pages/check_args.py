@@ -17,6 +17,7 @@ from core.launch.check import CheckOptions, CheckReport, check_launch_script, ch
 from core.launch.script import MAX_SCRIPT_CHARS
 from core.memory.profile import MAX_GPUS
 from core.pins import SLIME_SHORT
+from core.plan import load_gpus, report_with_plan
 from ui.common import (
     CHECKOUT_KEY,
     MEGATRON_KEY,
@@ -37,6 +38,7 @@ ensure_app_frame()
 
 PASTE, UPLOAD = "Paste", "Upload a file"
 AUTO = "from the script"
+NO_GPU = "not said (no memory plan)"
 
 
 def own_versions() -> tuple[Path | None, Path | None, Path | None, bool]:
@@ -178,6 +180,23 @@ def open_in_calculator(report: CheckReport | None, gpus: int | None) -> None:
         st.switch_page("pages/batch_calculator.py")
 
 
+def open_in_plan(report: CheckReport | None, text: str | None, data: bytes | None, gpu: str | None,
+                 gpus: int | None) -> None:
+    """A button to "Will it fit?" that plans this script there, on the GPU type chosen here (or the plan page's
+    own choice when none is), with the GPUs the check used."""
+    if report is None:
+        st.page_link("pages/plan.py", label="Plan memory on the Will it fit? page", icon=":material/memory:")
+        return
+    script = text if text is not None else (data or b"").decode("utf-8", errors="replace")
+    handed = {"script": script, "gpu": gpu, "gpus": gpus}
+
+    def hand_over() -> None:
+        st.session_state["plan_prefill"] = handed
+
+    if st.button("Plan this script's memory", icon=":material/memory:", key="ca_to_plan", on_click=hand_over):
+        st.switch_page("pages/plan.py")
+
+
 def launch_keys_of(report: CheckReport) -> DataKeys | None:
     """The data keys a checked launch script sets, when it names its data and every key value is resolved."""
     if "--prompt-data" not in report.values:
@@ -232,6 +251,11 @@ gpus_per_node = memory.widget(c2.number_input, "GPUs per node (from your profile
 entry_choice = memory.widget(c3.selectbox, "Entry for a bare argument list", "entry", AUTO,
                              options=(AUTO, "train.py", "train_async.py"),
                              help="A script names its own entry (python3 train.py ...); a pasted flag list does not.")
+gpu_names = [NO_GPU] + [g.name for g in load_gpus()]
+gpu_choice = memory.widget(st.selectbox, "GPU type, to judge memory too (from your profile)", "gpu",
+                           profile.gpu_model if profile.gpu_model in gpu_names else NO_GPU, options=gpu_names,
+                           help="Adds the memory plan's verdicts (PLAN001-PLAN003, as check-args --gpu) to the report.")
+gpu = None if gpu_choice == NO_GPU else gpu_choice
 checkout, sglang_source, megatron_source, refused = own_versions()
 
 report: CheckReport | None = None
@@ -240,6 +264,8 @@ if (text is not None or data is not None) and not refused:
                            catalog_path=checkout, sglang_source=sglang_source, megatron_source=megatron_source)
     with st.spinner("Checking"):
         report = check_launch_script(text, options) if text is not None else check_script_bytes(data, options)
+        if gpu is not None:
+            report = report_with_plan(report, gpu, int(gpus), int(gpus_per_node) or None)
 
 if report is not None:
     s = report.summary
@@ -270,3 +296,4 @@ if report is None:
     st.info("Paste a launch script or upload one to check it.")
 
 open_in_calculator(report, int(gpus) if gpus else None)
+open_in_plan(report, text, data, gpu, int(gpus) if gpus else None)

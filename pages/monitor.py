@@ -10,6 +10,7 @@ import streamlit as st
 from core.knowledge.cards import get_card
 from core.monitor.archive import UploadWorkdir, content_digest, save_uploads, sweep_stale_workdirs, unpack_zip
 from core.monitor.cache import CacheBatch
+from core.monitor.efficiency import efficiency_verdicts
 from core.monitor.follow import Follower, RunSnapshot, changes_since, snapshot
 from core.monitor.plots import scalar_figure
 from core.monitor.report import checklist_summary, checklist_text, evidence_rows, read_findings
@@ -348,8 +349,11 @@ def live_view() -> None:
     st.subheader("2. Is it working?")
     steps_override = memory.widget(st.number_input, "Optimizer steps per rollout (0 = work it out from the logs)",
                                    "steps_per_rollout", 0, min_value=0, max_value=100_000, step=1)
+    num_rollout = memory.widget(st.number_input, "Rollouts in the run (--num-rollout, for the time to finish; 0 = "
+                                "not said)", "num_rollout", 0, min_value=0, max_value=10**9, step=1)
     alignments = {run.name: rollout_alignment(run, int(steps_override) or None) for run in runs}
-    results = st.session_state["mon_live"]  # judged as each refresh left them, and the GPU check
+    results = st.session_state["mon_live"] = [  # judged as each refresh left them, the GPU check, MFU and ETA
+        (r, vs + efficiency_verdicts(r, profile.gpu_model, int(num_rollout) or None)) for r, vs in st.session_state["mon_live"]]
     for run in runs:
         if not run.scalar_count():
             st.warning(f"{plain(run.name)}: {MISSING_NO_SCALARS}, so its checklist has nothing to judge.",

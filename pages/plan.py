@@ -12,7 +12,7 @@ from ui.common import active_profile, cited, ensure_app_frame, plain, show_findi
 
 ensure_app_frame()
 
-PREFILL_KEY = "plan_prefill"  # another page (the launch-script checker) may hand a script's text here
+PREFILL_KEY = "plan_prefill"  # another page (the launch-script checker) hands {"script", "gpu", "gpus"} here
 GIB = 1 << 30
 KNOBS = {  # widget key -> (flag, label, default)
     "tp": ("--tensor-model-parallel-size", "TP", 1), "pp": ("--pipeline-model-parallel-size", "PP", 1),
@@ -32,22 +32,32 @@ st.caption("Training memory per GPU (largest pipeline stage), SGLang's weights a
 profile = active_profile()
 scripts = load_model_scripts()
 names = [s.name for s in scripts]
+gpu_names = [g.name for g in load_gpus()]
 if "plan_model" not in st.session_state:
     match = match_model(profile.model) if profile else None
     st.session_state["plan_model"] = match.scripts[0].name if match and match.status == "exact" else "qwen3-4B"
     st.session_state["plan_gpus"] = profile.gpus_total if profile else 8
-    st.session_state["plan_gpu"] = "H100-80GB"
+    st.session_state["plan_gpu"] = profile.gpu_model if profile and profile.gpu_model in gpu_names else "H100-80GB"
     for key, (_, _, default) in KNOBS.items():
         st.session_state[f"plan_{key}"] = default
     st.session_state["plan_fraction"] = 0.7
     st.session_state["plan_colocate"] = True
 
 handed = st.session_state.pop(PREFILL_KEY, None)
-if handed:
-    st.session_state["plan_script"] = handed
+if isinstance(handed, str):
+    handed = {"script": handed}
+if isinstance(handed, dict) and isinstance(handed.get("script"), str):
+    st.session_state["plan_script"] = handed["script"]
+    st.session_state["plan_source"] = "a launch script"
+    if handed.get("gpu") in gpu_names:
+        st.session_state["plan_gpu"] = handed["gpu"]
+    if isinstance(handed.get("gpus"), int) and handed["gpus"] >= 1:
+        st.session_state["plan_gpus"] = handed["gpus"]
+    st.info("Planning the launch script you checked on the launch-script checker, with its GPUs.",
+            icon=":material/input:")
 
 top = st.columns([2, 1, 1])
-gpu = top[0].selectbox("GPU", [g.name for g in load_gpus()], key="plan_gpu")
+gpu = top[0].selectbox("GPU", gpu_names, key="plan_gpu")
 gpus = top[1].number_input("Training GPUs", min_value=1, max_value=65536, step=1, key="plan_gpus")
 top[2].toggle("Colocated (--colocate)", key="plan_colocate")
 source = st.radio("Plan", ["a slime model script with these numbers", "a launch script"], horizontal=True,

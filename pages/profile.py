@@ -3,6 +3,7 @@
 import streamlit as st
 
 from core.memory.onboarding import build_profile
+from core.plan import load_gpus
 from ui.common import (
     CHECKOUT_KEY,
     MEGATRON_KEY,
@@ -17,6 +18,8 @@ from ui.common import (
 ensure_app_frame()
 
 OWN_VERSIONS = {"slime_checkout", "sglang_source", "megatron_source"}
+KEPT = OWN_VERSIONS | {"gpu_model"}  # answers the first-visit questions do not ask, carried to a new profile
+GPU_NOT_SAID = "not said"
 
 st.title("Profile")
 store = get_store()
@@ -46,6 +49,10 @@ with st.form("profile_edit"):
     gpus = c1.text_input("GPUs in total", value=str(current.gpus_total), key="prof_gpus")
     per_node = c2.text_input("GPUs per node (blank: one node)", value=str(current.gpus_per_node or ""),
                              key="prof_per_node")
+    gpu_names = [GPU_NOT_SAID] + [g.name for g in load_gpus()]
+    gpu_model = st.selectbox("GPU model (for memory plans and the monitor's MFU)", gpu_names,
+                             index=gpu_names.index(current.gpu_model) if current.gpu_model in gpu_names else 0,
+                             key="prof_gpu_model")
     saved = st.form_submit_button("Save changes", type="primary")
 if saved:
     result = build_profile(current.name, model, data_path, gpus, per_node or None)
@@ -53,7 +60,8 @@ if saved:
         for msg in result.errors.values():
             st.error(plain(msg))
     else:
-        new = result.profile.model_dump(exclude=OWN_VERSIONS)  # saved by their own form below
+        new = result.profile.model_dump(exclude=KEPT)  # the versions are saved by their own form below
+        new["gpu_model"] = None if gpu_model == GPU_NOT_SAID else gpu_model
         changed = {k: v for k, v in new.items() if v != getattr(current, k)}
         if changed:
             store.update_profile(current.name, **changed)
@@ -111,7 +119,7 @@ if copy:
         st.error(f"A profile named {plain(result.profile.name)} exists already.")
     else:
         saved = store.create_profile(result.profile.model_copy(
-            update={k: getattr(current, k) for k in OWN_VERSIONS}))
+            update={k: getattr(current, k) for k in KEPT}))
         store.set_active(saved.name)
         st.session_state[CREATED_KEY] = saved.name
         st.rerun()

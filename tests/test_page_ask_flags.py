@@ -239,3 +239,21 @@ def test_flag_reference_returns_with_a_fifo_in_scripts_and_reads_no_script_outsi
     assert "its 1 launch scripts" in text  # scripts/run-mine.sh only: not the pipe, not examples/ out there
     assert "scripts/stuck.sh" in text and "never opened" in text
     assert "examples" in text and "leading outside the checkout" in text
+
+
+def test_ask_page_answers_how_many_gpus_with_the_numbers_and_the_plan_page(app_env, make_app):
+    from core.memory.profile import Profile
+    from core.memory.store import Store
+
+    Store(app_env).save_profile(Profile(model="Qwen3-8B", data_path="/data/train.jsonl", gpus_total=8,
+                                        gpu_model="H200"))
+    at = make_app("pages/ask.py").run()
+    at.text_area(key="ask_query").input("How many GPUs do I need for Qwen3-32B with 16k responses?").run()
+    assert not at.exception
+    box = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "qwen3-32B needs at least" in box and "H200 (your profile)" in box and "16384 tokens" in box
+    assert any("--tensor-model-parallel-size" in c.value for c in at.code)
+    assert any("Will it fit?" in str(link.label) for link in at.get("page_link"))
+    at.text_area(key="ask_query").input("How many GPUs do I need for Llama-3-70B?").run()
+    box = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "no model script for 'Llama-3-70B'" in box and not any("--tensor-model" in c.value for c in at.code)

@@ -218,3 +218,30 @@ def test_the_calculator_gets_the_gpus_the_check_used_when_the_script_counts_them
     assert not at.exception
     assert at.number_input(key="bc_gpus").value == 8
     assert any("the 8 GPUs the check used" in i.value for i in at.info)
+
+
+def test_the_gpu_type_comes_from_the_profile_and_adds_the_plans_verdicts(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8,
+                                        gpu_model="A100-40GB"))
+    at = make_app(PAGE).run()
+    assert at.selectbox(key="ca_gpu").value == "A100-40GB"
+    at.text_area(key="ca_text").input((FIXTURES / "good_colocate.sh").read_text()).run()
+    assert not at.exception
+    assert "PLAN001" in texts(at.warning) and "A100-40GB of 40.0 GiB" in texts(at.warning)
+    at.selectbox(key="ca_gpu").set_value("not said (no memory plan)").run()
+    assert "PLAN001" not in texts(at.warning)  # no GPU type, no memory verdicts
+
+
+def test_plan_this_scripts_memory_hands_the_script_and_gpu_to_will_it_fit(app_env, make_app):
+    saved(app_env)
+    at = make_app(PAGE).run()
+    assert at.selectbox(key="ca_gpu").value == "not said (no memory plan)"  # the profile names no GPU type
+    script = (FIXTURES / "good_colocate.sh").read_text()
+    at.text_area(key="ca_text").input(script).run()
+    at.selectbox(key="ca_gpu").set_value("H200").run()
+    at.button(key="ca_to_plan").click().run()
+    assert not at.exception
+    assert at.radio(key="plan_source").value == "a launch script" and at.text_area(key="plan_script").value == script
+    assert at.selectbox(key="plan_gpu").value == "H200" and at.number_input(key="plan_gpus").value == 8
+    assert any("launch-script checker" in i.value for i in at.info)
+    assert any(m.label.startswith("Training peak") and "GiB" in m.value for m in at.metric)

@@ -288,3 +288,26 @@ def test_deep_folder_says_what_the_walk_left_out(app_env, make_app, roots):
     assert not at.exception
     assert any("more than 32 levels down" in w.value for w in at.warning)
     assert any("No event files" in e.value for e in at.error)
+
+
+def test_the_profiles_gpu_and_the_number_of_rollouts_add_mfu_and_time_to_finish(app_env, make_app, tmp_path,
+                                                                                 monkeypatch):
+    from tests.test_monitor_efficiency import write_perf_run
+
+    root = tmp_path / "perf"
+    write_perf_run(root / "run", tflops=50.0)
+    monkeypatch.setenv("SLIME_ASSISTANT_ROOTS", str(root))
+    Store(app_env).save_profile(Profile(model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8,
+                                        gpu_model="H100-80GB"))
+    at = make_app("pages/monitor.py").run()
+    at.text_input(key="mon_dir").input(str(root / "run"))
+    at.button(key="mon_dir_add").click().run()
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "MON013" in warnings and "5% MFU" in warnings and "H100-80GB" in warnings
+    asked = " ".join(m.value for m in at.markdown if "MON014" in m.value).replace("\\", "")
+    assert "Give the run's --num-rollout" in asked  # not said yet: the time to finish asks for it
+    at.number_input(key="mon_num_rollout").set_value(100).run()
+    assert not at.exception
+    eta = " ".join(m.value for m in at.markdown if "MON014" in m.value).replace("\\", "")
+    assert "12 of 100 rollouts are logged" in eta and "2 h 12 min" in eta

@@ -58,3 +58,11 @@ def test_a_pasted_script_is_planned_and_an_empty_one_is_asked_for(open_page):
     assert not at.exception and "GiB" in _metric(at, "Training peak")
     at.text_area(key="plan_script").input("echo nothing to plan\n").run()
     assert not at.exception and at.error
+
+
+def test_the_gpu_type_comes_from_the_profile(app_env, make_app):
+    Store(app_env).save_profile(Profile(model="Qwen3-8B", data_path="/data/train.jsonl", gpus_total=8,
+                                        gpu_model="H200"))
+    at = make_app(PAGE).run()
+    assert not at.exception and at.selectbox(key="plan_gpu").value == "H200"
+    assert "140.4 GiB" in _metric(at, "GPU memory")

@@ -29,3 +29,21 @@ def test_a_profile_created_from_the_current_answers_is_made_active_and_said(app_
     assert Store(app_env).active_profile().name == "qwen3-8b-math" and "Created the profile" not in _flat(at)
     at.selectbox(key="prof_active").select("default").run()  # switching back still works
     assert Store(app_env).active_profile().name == "default"
+
+
+def test_the_gpu_model_is_saved_kept_on_other_edits_and_carried_to_a_new_profile(app_env, make_app):
+    store = Store(app_env)
+    store.create_profile(Profile(name="default", model="Qwen3-4B", data_path="/data/train.jsonl", gpus_total=8))
+    store.set_active("default")
+    at = make_app("pages/profile.py").run()
+    assert at.selectbox(key="prof_gpu_model").value == "not said"
+    at.selectbox(key="prof_gpu_model").select("H200")
+    next(b for b in at.button if "Save changes" in str(b.label)).click().run()
+    assert not at.exception and Store(app_env).get_profile("default").gpu_model == "H200"
+    at.text_input(key="prof_gpus").input("16")
+    next(b for b in at.button if "Save changes" in str(b.label)).click().run()
+    kept = Store(app_env).get_profile("default")
+    assert kept.gpus_total == 16 and kept.gpu_model == "H200"  # another edit keeps it
+    at.text_input(key="prof_new_name").input("second")
+    next(b for b in at.button if "Create from the current answers" in str(b.label)).click().run()
+    assert Store(app_env).get_profile("second").gpu_model == "H200"

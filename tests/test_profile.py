@@ -66,3 +66,15 @@ def test_onboarding_messages_never_carry_library_wording():
     big_node = build_profile("default", "Qwen3-4B", "/d/x.jsonl", "8", "2000")
     assert "GPUs per node" in big_node.errors["gpus_per_node"] and "2000" not in big_node.errors["gpus_per_node"]
     assert "at most 1024" in big_node.errors["gpus_per_node"]
+
+
+def test_the_gpu_model_is_optional_and_profiles_saved_before_it_still_load():
+    from core.memory.profile import Profile
+
+    saved_before = {"name": "default", "model": "Qwen3-4B", "data_path": "/d/train.jsonl", "gpus_total": 8,
+                    "gpus_per_node": None, "slime_checkout": None}
+    assert Profile.model_validate(saved_before).gpu_model is None
+    assert Profile.model_validate({**saved_before, "gpu_model": "  H100-80GB "}).gpu_model == "H100-80GB"
+    assert Profile.model_validate({**saved_before, "gpu_model": " "}).gpu_model is None
+    with pytest.raises(ValueError, match="single line"):
+        Profile.model_validate({**saved_before, "gpu_model": "H100\nrm -rf"})

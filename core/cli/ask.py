@@ -128,8 +128,11 @@ def run_ask(args: argparse.Namespace) -> int:
                              else ([], []))
     for line in not_read:
         say(f"ask: not read from your checkout: {line}")
+    sizing = _sizing(query, args.query)
     if args.output_format == "json":
         out = answer.public()
+        if sizing is not None:
+            out["sizing"] = sizing.model_dump(mode="json")
         if checkout is not None:
             fixes = bug_fix_status(results, checkout)
             for item in out["results"]:
@@ -141,13 +144,31 @@ def run_ask(args: argparse.Namespace) -> int:
                 "not_read": not_read}
         write_json(json.dumps(out, indent=2, ensure_ascii=False))
     else:
+        if sizing is not None:
+            from core.plan import sizing_text
+
+            write_text(sizing_text(sizing) + "\n")
         if in_checkout:
             write_text(render_checkout(checkout, in_checkout) + ("\n" if results else ""))
         if results:
             write_text(render_text(index, answer, query, checkout))
         elif not in_checkout:
             write_text("Nothing found. Try a flag name, a rule code or fewer words.")
-    return EXIT_FOUND if results or in_checkout else EXIT_NONE
+    return EXIT_FOUND if results or in_checkout or (sizing is not None and sizing.status == "found") else EXIT_NONE
+
+
+def _sizing(query: str, words: list[str]):  # noqa: ANN202 - core.plan loads only for a sizing question
+    """The answer to "how many GPUs do I need for <model>?" (core.plan's sizing), None for any other query and
+    for a paste read from stdin."""
+    if words == ["-"]:
+        return None
+    from core.plan.sizing import is_sizing_question
+
+    if not is_sizing_question(query):
+        return None
+    from core.plan import sizing_answer
+
+    return sizing_answer(query)
 
 
 def _checkout(given: str | None) -> tuple[Path | None, str | None]:

@@ -158,19 +158,11 @@ def _checked(args: argparse.Namespace, path: str, checkout: Path | None) -> Chec
 
 
 def _with_plan(report: CheckReport, args: argparse.Namespace) -> CheckReport:
-    """The report with the memory plan's verdicts for --gpu beside the checker's findings. core.plan reads the
-    flags the checker read; core.launch never imports core.plan, so the two sets of rules stay independent."""
-    from core.findings import count_by_severity, sort_and_dedupe
-    from core.plan import PlanError, plan_findings
+    """The report with the memory plan's verdicts for --gpu beside the checker's findings (core.plan's
+    `report_with_plan`, which the checker page calls too)."""
+    from core.plan import report_with_plan
 
-    try:
-        extra = plan_findings(report.values, args.gpu, args.gpus, getattr(args, "gpus_per_node", None))
-    except PlanError as exc:  # an unknown GPU name: said once, as a note
-        from core.findings import Finding, Severity
-
-        extra = [Finding(code="PLAN000", severity=Severity.INFO, message=f"No memory plan: {exc}")]
-    findings = sort_and_dedupe([*report.findings, *extra])
-    return report.model_copy(update={"findings": findings, "summary": {**report.summary, **count_by_severity(findings)}})
+    return report_with_plan(report, args.gpu, args.gpus, getattr(args, "gpus_per_node", None))
 
 
 def not_a_launch_script_is_an_error(report: CheckReport, path: str, data: bytes) -> CheckReport:

@@ -55,10 +55,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from core.cli.gpu_report import add_gpu_arguments
 
     add_gpu_arguments(parser)
+    parser.add_argument("--gpu", default=None, metavar="NAME",
+                        help="the GPU type the run trains on (e.g. H100-80GB): judge its MFU from "
+                             "perf/actor_train_tflops against the GPU's bf16 peak (MON013)")
+    parser.add_argument("--num-rollout", type=_positive_int, default=None, metavar="N",
+                        help="the run's --num-rollout: estimate when it finishes from its step times (MON014; a W&B "
+                             "run's config holds it)")
     from core.cli import logs_follow
 
     logs_follow.add_arguments(parser)
     parser.set_defaults(func=handle_logs)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+    if not 1 <= value <= 10**9:
+        raise argparse.ArgumentTypeError(f"{value} is not between 1 and 1,000,000,000")
+    return value
+
+
+def _with_efficiency(args: argparse.Namespace, results: list) -> list:
+    """Each run's verdicts with MON013 and MON014 when --gpu or --num-rollout is given (else unchanged)."""
+    if args.gpu is None and args.num_rollout is None:
+        return results
+    from core.monitor.efficiency import efficiency_verdicts
+
+    return [(run, verdicts + efficiency_verdicts(run, args.gpu, args.num_rollout)) for run, verdicts in results]
 
 
 # Run files read by one command, over every path and run (each run reads at most its own limit: 200 event files
@@ -282,6 +307,14 @@ def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
 
 
 def handle_logs(args: argparse.Namespace) -> int:
+    if args.gpu is not None:
+        from core.plan import PlanError, find_gpu
+
+        try:
+            find_gpu(args.gpu)
+        except PlanError as exc:
+            say(f"logs: --gpu: {exc}")
+            return EXIT_UNREADABLE
     notes: list[str] = []
     cache = open_cache(not args.no_cache, notes)
     from core.cli.gpu_report import gpus_of, named_gpu_logs
@@ -295,13 +328,14 @@ def handle_logs(args: argparse.Namespace) -> int:
                                                                  gpu_logs=named_gpu_logs(args.gpu_log, [])))
         named_gpu_logs(args.gpu_log, problems)  # the --gpu-log files that cannot be read, said once
         return logs_follow.follow(args, followers, problems, exit_code=exit_code,
-                                  render=lambda results, compact, gpus: _report(args, results, problems, notes,
-                                                                                compact, gpus=gpus))
+                                  render=lambda results, compact, gpus: _report(
+                                      args, _with_efficiency(args, results), problems, notes, compact, gpus=gpus))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
     from core.monitor.verdicts import run_verdicts, with_gpu_verdict
 
     gpus = gpus_of(runs, named_gpu_logs(args.gpu_log, problems))  # GPU data: the run's, found, and --gpu-log
-    results = [(run, with_gpu_verdict(run_verdicts(run), g.verdict())) for run, g in zip(runs, gpus, strict=True)]
+    results = _with_efficiency(args, [(run, with_gpu_verdict(run_verdicts(run), g.verdict()))
+                                      for run, g in zip(runs, gpus, strict=True)])
     return _report(args, results, problems, notes, gpus=gpus)
 
 

@@ -26,6 +26,9 @@ class Profile(BaseModel):
     slime_checkout: str | None = Field(default=None, max_length=4096)
     sglang_source: str | None = Field(default=None, max_length=4096)
     megatron_source: str | None = Field(default=None, max_length=4096)
+    # The GPU type (a name of knowledge/gpus.yaml, optional; profiles saved before it load with None): the memory
+    # plan, the checker's memory verdicts and the monitor's MFU read it.
+    gpu_model: str | None = Field(default=None, max_length=100)
 
     @field_validator("name")
     @classmethod
@@ -50,6 +53,16 @@ class Profile(BaseModel):
         v = v.strip()
         if any(c in v for c in "\n\r\0"):
             raise ValueError("a directory must be a single line without NUL bytes")
+        return v or None
+
+    @field_validator("gpu_model")
+    @classmethod
+    def _gpu_model_ok(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        v = v.strip()
+        if any(c in v for c in "\n\r\t\0"):
+            raise ValueError("the GPU model must be a single line of text")
         return v or None
 
     @field_validator("data_path")

@@ -18,9 +18,9 @@ the cache), `follow` (a run followed while it is written: refreshes, changes, "s
 `cache` (diskcache by real path and file identity, batched writes) over `blob` (objects as data, compact),
 `sources` (what a path holds, of any kind: the one module that dispatches to the sources), `views` (x axes,
 rollout alignment, shown table), `smoothing` (TensorBoard's EMA and outlier range), `verdicts` (the
-checklist), `report`, `plots` (plotly figures), `archive` (uploads and zips, safely), `slime_metrics` (what
+checklist), `efficiency` (MFU from perf/actor_train_tflops and the time to finish, MON013-MON014), `report`, `plots` (plotly figures), `archive` (uploads and zips, safely), `slime_metrics` (what
 slime logs). Sources import the shared core; the shared core reaches a source only through `sources`.
 
-May import: the shared vocabulary, and the root of core.launch (a W&B run's logged config is checked as
-launch arguments).
+May import: the shared vocabulary, the root of core.launch (a W&B run's logged config is checked as
+launch arguments), and the root of core.plan (the GPU table's peaks and the MFU rule, for `efficiency`).
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.findings import Finding, Severity, sort_and_dedupe
+from core.monitor.efficiency import EVIDENCE_LABELS as EFFICIENCY_LABELS
 from core.monitor.runs import RunData, restart_summary
 from core.monitor.slime_metrics import REWARD_TAGS, SRC_TB
 from core.monitor.verdicts import Verdict
@@ -190,6 +191,7 @@ GPU_EVIDENCE_LABELS = {
 GPU_SUFFIX_LABELS = {"utilization_median": "median utilization (%)", "idle_fraction": "share of samples idle",
                      "gpus": "GPUs", "memory_max_fraction": "most memory used (share of the device)"}
 EVIDENCE_LABELS.update({k: v for k, v in GPU_EVIDENCE_LABELS.items() if k not in EVIDENCE_LABELS})
+EVIDENCE_LABELS.update({k: v for k, v in EFFICIENCY_LABELS.items() if k not in EVIDENCE_LABELS})  # MON013, MON014
 SUFFIX_LABELS.update(GPU_SUFFIX_LABELS)
 MAX_LISTED = 10
 

@@ -6,8 +6,12 @@ flags (`shape`), parameter counts per layer type and pipeline stage (`params`), 
 GPU (`training`), SGLang's weight and KV-pool arithmetic per engine GPU (`rollout`), slime's FLOPs formula and
 the time per rollout (`flops`), the colocated phases and host memory (`phases`), the verdicts PLAN001-PLAN003
 (`verdicts`) and the public entry (`plan`): `plan_script` for a launch script, `plan_values` for flag values
-(the calculator), both returning a `Plan`; and for a running job, MFU from slime's `perf/actor_train_tflops`
-with the PLAN004 low-MFU verdict and an ETA (`mfu`), for the monitor to call through this package's root.
+(the calculator), both returning a `Plan`, and `report_with_plan` (a launch checker's report with the plan's
+verdicts beside its findings, for `check-args --gpu` and the checker page); for a running job, MFU from
+slime's `perf/actor_train_tflops` with the PLAN004 low-MFU verdict and an ETA (`mfu`), for the monitor to call
+through this package's root (core.monitor.efficiency turns them into its MON013 and MON014 verdicts); and "how
+many GPUs do I need for <model>?" answered from slime's model scripts with the fewest GPUs that fit (`sizing`,
+for `ask`).
 
 May import: the shared vocabulary (core.findings, core.pins, core.resources, core.model_scripts, core.batch) and
 the package root of core.launch (to read a script's flags the way the checker does). core.launch never imports
@@ -38,9 +42,17 @@ _EXPORTS = {
     "plan_script": "core.plan.plan",
     "plan_values": "core.plan.plan",
     "plan_findings": "core.plan.plan",
+    "report_with_plan": "core.plan.plan",
+    "SizingAnswer": "core.plan.sizing",
+    "is_sizing_question": "core.plan.sizing",
+    "sizing_answer": "core.plan.sizing",
+    "sizing_text": "core.plan.sizing",
+    "sizing_flags": "core.plan.sizing",
     "render_plan_text": "core.plan.render",
     "DEFAULT_MFU": "core.plan.flops",
     "mfu_of": "core.plan.mfu",
+    "LOW_MFU": "core.plan.mfu",
+    "low_mfu_fix": "core.plan.mfu",
     "mfu_finding": "core.plan.mfu",
     "eta_seconds": "core.plan.mfu",
 }

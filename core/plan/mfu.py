@@ -21,6 +21,11 @@ CAUSES = ("micro-batches too small for the GPU (raise --max-tokens-per-gpu, or t
           "full recompute: it repeats the forward pass, which slime's FLOPs count does not include")
 
 
+def low_mfu_fix() -> str:
+    """What to look at when MFU is low: the likely causes, most common first."""
+    return "likely causes, most common first: " + "; ".join(CAUSES)
+
+
 def mfu_of(tflops_per_gpu: float, gpu: str) -> float:
     """`perf/actor_train_tflops` (TFLOP/s a GPU) as a fraction of the GPU's dense bf16 peak."""
     return tflops_per_gpu * 1e12 / find_gpu(gpu).bf16_flops
@@ -39,7 +44,7 @@ def mfu_finding(tflops_per_gpu: Sequence[float], gpu: str) -> Finding | None:
                    message=(f"Training runs at about {ratio:.0%} MFU (median {statistics.median(values):.0f} TFLOP/s a "
                             f"GPU over {len(values)} steps, against {spec.bf16_flops / 1e12:.0f} TFLOP/s bf16 dense on "
                             f"a {spec.name})."),
-                   fix="likely causes, most common first: " + "; ".join(CAUSES))
+                   fix=low_mfu_fix())
 
 
 def eta_seconds(num_rollout: int, rollouts_done: int, step_seconds: Sequence[float]) -> float | None:

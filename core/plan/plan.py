@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.findings import Finding, Severity
 from core.plan.fixes import first_fix
@@ -17,6 +18,9 @@ from core.plan.rollout import plan_rollout, read_rollout_inputs
 from core.plan.shape import Reader, Values, read_layout, read_shape
 from core.plan.training import plan_training, read_training_inputs
 from core.plan.verdicts import run_plan_rules
+
+if TYPE_CHECKING:
+    from core.launch import CheckReport
 
 MAX_GPUS = 1 << 16
 
@@ -157,3 +161,14 @@ def plan_findings(values: Values, gpu: str, gpus: int | None = None, gpus_per_no
         return plan_values(values, gpu, gpus, gpus_per_node).verdicts
     except PlanError as exc:
         return [Finding(code="PLAN000", severity=Severity.INFO, message=f"No memory plan: {exc}")]
+
+
+def report_with_plan(report: CheckReport, gpu: str, gpus: int | None = None,
+                     gpus_per_node: int | None = None) -> CheckReport:
+    """A launch checker's report with the plan's verdicts for `gpu` beside its findings (sorted, deduplicated,
+    counted again). The plan reads the flags the checker read; core.launch never calls this, so the two sets of
+    rules stay independent. A plan that cannot be made (an unknown GPU, no model shape) is one PLAN000 note."""
+    from core.findings import count_by_severity, sort_and_dedupe
+
+    findings = sort_and_dedupe([*report.findings, *plan_findings(report.values, gpu, gpus, gpus_per_node)])
+    return report.model_copy(update={"findings": findings, "summary": {**report.summary, **count_by_severity(findings)}})
