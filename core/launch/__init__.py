@@ -1,7 +1,7 @@
 """Launch-script checking: the static bash reader (`script`), the argument catalog (`catalog`, and its
 builder `catalog_build`, which reads slime, Megatron-LM and SGLang sources with `ast`), the rules
-(`rules`, one module per family) and the public entry (`check`) that runs them on a launch before any GPU
-is used.
+(`rules`, one module per family), the public entry (`check`) that runs them on a launch before any GPU
+is used, and the reporters (`report`: the typed summary, the text and JSON the CLI and the page show).
 
 May import: the shared vocabulary (core.findings, core.pins, core.paths, core.model_scripts, core.batch)
 and the roots of other capabilities (core.memory for profile limits).
@@ -30,7 +30,17 @@ _EXPORTS = {
     "check_script_bytes": "core.launch.check",
     "list_rules": "core.launch.check",
     "check_arg_list": "core.launch.check",
+    "JSON_FIELDS": "core.launch.report",
+    "ReportSummary": "core.launch.report",
+    "render_report_text": "core.launch.report",
+    "render_rules": "core.launch.report",
+    "report_json": "core.launch.report",
+    "rules_json": "core.launch.report",
+    "MAX_SCRIPT_CHARS": "core.launch.script",
     "SourceError": "core.launch.versions",
+    "megatron_root": "core.launch.versions",
+    "sglang_root": "core.launch.versions",
+    "slime_problem": "core.launch.versions",
     "UserSources": "core.launch.versions",
     "checkout_catalog": "core.launch.versions",
     "checkout_model_scripts": "core.launch.versions",
