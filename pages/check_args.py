@@ -9,12 +9,18 @@ import pandas as pd
 import streamlit as st
 
 from core.batch import plan_inputs_from_flags
-from core.data.rules import DataKeys, keys_from_launch
+from core.data import DataKeys, keys_from_launch
 from core.findings import Severity, dumps
-from core.knowledge.cards import get_card
-from core.launch import CheckOptions, CheckReport, check_launch_script, check_script_bytes, report_json
-from core.launch.script import MAX_SCRIPT_CHARS
-from core.memory.profile import MAX_GPUS
+from core.knowledge import get_card
+from core.launch import (
+    MAX_SCRIPT_CHARS,
+    CheckOptions,
+    CheckReport,
+    check_launch_script,
+    check_script_bytes,
+    report_json,
+)
+from core.memory import MAX_GPUS
 from core.pins import SLIME_SHORT
 from ui.common import (
     CHECKOUT_KEY,

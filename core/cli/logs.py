@@ -20,8 +20,7 @@ from core.cli.output import say, write_json, write_text
 from core.paths import PathRefused, expand_user, file_kind, no_such_file
 
 if TYPE_CHECKING:  # the monitor (numpy, pandas) is imported when a run is read, not for --help or a bad path
-    from core.monitor.runs import RunData
-    from core.monitor.verdicts import Verdict
+    from core.monitor import RunData, Verdict
 
 EXIT_OK = 0
 EXIT_FAILED_VERDICT = 1
@@ -69,7 +68,7 @@ MAX_FILES_PER_CALL = 600
 
 def _within_file_limit(raw: str, found: list, files_left: list[int], notes: list[str] | None) -> list:
     """The found runs whose files fit in what is left of MAX_FILES_PER_CALL; the others said in `notes`."""
-    from core.monitor.sources import list_run_files
+    from core.monitor import list_run_files
 
     kept, left_out = [], []
     for f in found:
@@ -95,9 +94,7 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
     without recursion and with bounds (core.monitor.tensorboard.run.walk_runs), whose notes go to `notes`.
     """
     _import_lazily("pandas")  # the monitor's modules import it, reading needs it only for tables, later
-    from core.monitor.cache import batched
-    from core.monitor.sources import find_runs, open_run
-    from core.monitor.wandb.proto import WandbProtoUnavailable
+    from core.monitor import WandbProtoUnavailable, batched, find_runs, open_run
 
     open_found = open_found or open_run
 
@@ -177,7 +174,7 @@ def open_cache(enabled: bool, notes: list[str]):
     if not enabled:
         return None
     try:
-        from core.memory.store import Store
+        from core.memory import Store
 
         store = Store()
         notes.extend(n.message for n in store.notices)
@@ -212,8 +209,7 @@ def exit_code(results: list[tuple[RunData, list[Verdict]]], problems: list[str])
 
 
 def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
-    from core.monitor.runs import restart_summary
-    from core.monitor.slime_metrics import ordered_tags
+    from core.monitor import ordered_tags, restart_summary
 
     tags = {}
     for tag in ordered_tags(run.tags):
@@ -238,10 +234,14 @@ def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
 
 
 def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
-    from core.monitor.report import MAX_RESTARTS_LISTED, damage_lines, evidence_rows
-    from core.monitor.runs import restart_summary
-    from core.monitor.slime_metrics import ordered_tags
-    from core.monitor.sources import SOURCE_NAMES
+    from core.monitor import (
+        MAX_RESTARTS_LISTED,
+        SOURCE_NAMES,
+        damage_lines,
+        evidence_rows,
+        ordered_tags,
+        restart_summary,
+    )
 
     kind = "W&B run file(s)" if run.source == "wandb" else "event file(s)"
     lines = [f"== {run.name}  ({run.path})  [{SOURCE_NAMES.get(run.source, run.source)}]",
@@ -298,7 +298,7 @@ def handle_logs(args: argparse.Namespace) -> int:
                                   render=lambda results, compact, gpus: _report(args, results, problems, notes,
                                                                                 compact, gpus=gpus))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
-    from core.monitor.verdicts import run_verdicts
+    from core.monitor import run_verdicts
 
     gpus = gpus_of(runs, named_gpu_logs(args.gpu_log, problems))  # GPU data: the run's, found, and --gpu-log
     results = [(run, run_verdicts(run) + [g.verdict()]) for run, g in zip(runs, gpus, strict=True)]
