@@ -18,11 +18,16 @@ the cache), `follow` (a run followed while it is written: refreshes, changes, "s
 `cache` (diskcache by real path and file identity, batched writes) over `blob` (objects as data, compact),
 `sources` (what a path holds, of any kind: the one module that dispatches to the sources), `views` (x axes,
 rollout alignment, shown table), `smoothing` (TensorBoard's EMA and outlier range), `verdicts` (the
-checklist), `report`, `plots` (plotly figures), `archive` (uploads and zips, safely), `slime_metrics` (what
-slime logs). Sources import the shared core; the shared core reaches a source only through `sources`.
+checklist), `report`, `plots` (plotly figures), `archive` (uploads and zips, safely; `UploadSlots`, a session's
+upload boxes), `slime_metrics` (what slime logs), and `provider` (`MonitorProvider`: the one face a page asks for
+runs, verdicts and charts; it opens each run once and then only refreshes). Sources import the shared core; the
+shared core reaches a source only through `sources` (tests/test_architecture.py checks both).
 
 May import: the shared vocabulary, and the root of core.launch (a W&B run's logged config is checked as
 launch arguments).
+
+The names below are the package's public face for the front-ends (the page, ui/, `slime-assistant logs`); they
+load on first use, so `logs --help` imports no reader.
 """
 
 from __future__ import annotations
