@@ -14,7 +14,6 @@ from core.monitor import (
     SRC_TB_ARGS,
     SRC_WANDB_ARGS,
     X_AXIS_LABELS,
-    FoundRun,
     MonitorProvider,
     UploadSlots,
     XAxis,
@@ -28,6 +27,7 @@ from core.monitor import (
     group_of,
     ordered_tags,
     read_findings,
+    still_allowed,
 )
 from core.paths import PathRefused, resolve_allowed
 from ui.common import (
@@ -58,20 +58,8 @@ st.write("Load the TensorBoard logs or W&B run files of one or more slime runs t
 memory.done_caption()
 
 
-def still_allowed(entry: object) -> bool:
-    """A remembered run is read again only while its folder and files are still inside the configured roots."""
-    try:
-        run = FoundRun.model_validate(entry)
-        resolve_allowed(run.path, want="dir")
-        for file in run.files:
-            resolve_allowed(file, want="file")
-    except (ValueError, PathRefused):  # pydantic's ValidationError is a ValueError
-        return False
-    return True
-
-
 if memory.reloaded or "mon_sources" not in st.session_state:  # [{"label", "path"}]: folders added, per profile
-    st.session_state["mon_sources"] = [e for e in memory.remembered("sources", []) if still_allowed(e)]
+    st.session_state["mon_sources"] = still_allowed(memory.remembered("sources", []))
 uploaded: UploadSlots = st.session_state.setdefault("mon_uploads", UploadSlots())  # one upload per box
 provider: MonitorProvider = st.session_state.setdefault("mon_provider", MonitorProvider())  # runs read once
 

@@ -52,6 +52,7 @@ _EXPORTS = {
     "OpenProblem": "core.monitor.provider",
     "seen_after": "core.monitor.provider",
     "source_key": "core.monitor.provider",
+    "still_allowed": "core.monitor.provider",
     "MAX_RESTARTS_LISTED": "core.monitor.report",
     "checklist_text": "core.monitor.report",
     "damage_lines": "core.monitor.report",

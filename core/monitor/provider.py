@@ -22,6 +22,7 @@ from core.monitor.runs import RunData
 from core.monitor.sources import UNREADABLE_SOURCE, FoundRun, describe_found
 from core.monitor.verdicts import Verdict
 from core.monitor.views import RolloutAlignment, XAxis, rollout_alignment, shown_table
+from core.paths import PathRefused, resolve_allowed
 
 MAX_SEEN = 200  # runs whose last look is remembered per profile
 
@@ -37,6 +38,22 @@ class OpenProblem(BaseModel):
 def source_key(source: dict) -> str:
     """The identity of a source (a FoundRun as data): its fields, in a stable order."""
     return json.dumps(source, sort_keys=True, default=str)
+
+
+def still_allowed(entries: list) -> list[dict]:
+    """The remembered sources that may be read again: those whose folder and files are still inside the
+    configured roots (anything that is not a source's data is left out too)."""
+    kept = []
+    for entry in entries:
+        try:
+            run = FoundRun.model_validate(entry)
+            resolve_allowed(run.path, want="dir")
+            for file in run.files:
+                resolve_allowed(file, want="file")
+        except (ValueError, PathRefused):  # pydantic's ValidationError is a ValueError
+            continue
+        kept.append(entry)
+    return kept
 
 
 def seen_after(seen: dict[str, dict], key: str, snap: RunSnapshot, limit: int = MAX_SEEN) -> dict[str, dict] | None:
