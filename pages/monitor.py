@@ -183,7 +183,7 @@ def live_view() -> None:
         st.warning(f"{plain(name)}: could not be read this time ({plain(reason)}).")
     runs = provider.runs()
     gpus = gpus_for(runs, named_gpu)  # W&B system metrics, GPU logs in the run folders, the listed ones
-    gpu_verdicts = {name: [g.verdict()] for name, g in gpus.items()}
+    gpu_verdicts = {name: g.verdict() for name, g in gpus.items()}
     st.session_state["mon_live"] = provider.verdicts(gpu_verdicts)
     changes, seen = provider.since_last_look(memory.remembered("seen", {}), gpu_verdicts, time.time())
     for name, text in changes:

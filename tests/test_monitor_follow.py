@@ -309,7 +309,7 @@ def test_provider_opens_once_names_runs_apart_and_drops_what_is_gone(tmp_path):
     assert provider.to_open([a, b]) == 0
     provider.open([b])  # a removed: b is the same follower, named alone again
     assert provider.followers() == [second] and provider.refresh() == [] and provider.runs()[0].name == "run"
-    results = provider.verdicts({"run": []})
+    results = provider.verdicts({})
     assert results[0][0] is second.run and [v.code for v in results[0][1]] == [v.code for v in second.verdicts]
     missing = {**a, "label": "gone", "files": [str(tmp_path / "gone" / "events.out.tfevents.1")]}
     problems = provider.open([missing])

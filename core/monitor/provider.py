@@ -156,11 +156,17 @@ class MonitorProvider:
         """What the sources hold, in a few words ("2 TensorBoard runs")."""
         return describe_found([FoundRun(**s) for s in self.sources])
 
-    def verdicts(self, extra: dict[str, list[Verdict]] | None = None) -> list[tuple[RunData, list[Verdict]]]:
-        """Each run with its checklist as the last refresh left it, and the `extra` verdicts a front-end judged
-        beside it (by run name: the GPU check)."""
-        extra = extra or {}
-        return [(f.run, [*f.verdicts, *extra.get(f.run.name, [])]) for _, f in self._pairs()]
+    @staticmethod
+    def _checklist(follower: Follower, gpu: dict[str, Verdict]) -> list[Verdict]:
+        """A run's checklist as the last refresh left it, with the GPU check judged beside it (the one place the
+        two are put together)."""
+        extra = gpu.get(follower.run.name)
+        return [*follower.verdicts, extra] if extra is not None else list(follower.verdicts)
+
+    def verdicts(self, gpu: dict[str, Verdict] | None = None) -> list[tuple[RunData, list[Verdict]]]:
+        """Each run with its checklist; `gpu` holds the "GPUs are busy" verdict by run name (a front-end reads
+        GPU logs it lists, so it judges that check)."""
+        return [(f.run, self._checklist(f, gpu or {})) for _, f in self._pairs()]
 
     def events(self) -> list[tuple[str, str]]:
         """(run name, one line) for each run whose last refresh saw changes (its first six)."""
@@ -173,7 +179,7 @@ class MonitorProvider:
                     for e in refresh.events[:6])))
         return out
 
-    def since_last_look(self, seen: dict[str, dict], extra: dict[str, list[Verdict]], now: float
+    def since_last_look(self, seen: dict[str, dict], gpu: dict[str, Verdict], now: float
                         ) -> tuple[list[tuple[str, str]], dict[str, dict] | None]:
         """What changed in each run since the user last looked, and the record of looks to save (None: nothing
         new to save). `seen` is the saved record (source key -> RunSnapshot data); the first look of this session
@@ -187,7 +193,7 @@ class MonitorProvider:
                     self._baselines[key] = RunSnapshot.model_validate(saved) if saved else None
                 except ValueError:
                     self._baselines[key] = None
-            snap = snapshot(follower.run, [*follower.verdicts, *extra.get(follower.run.name, [])], now)
+            snap = snapshot(follower.run, self._checklist(follower, gpu), now)
             text = changes_since(self._baselines[key], snap)
             if text:
                 changes.append((follower.run.name, text))
