@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.memory.workflows import WORKFLOWS
+from core.memory import WORKFLOWS
 from core.pins import SLIME_DATE, SLIME_SHORT
 from ui.common import (
     active_profile,

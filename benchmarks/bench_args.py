@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         loud = sorted({f.code for f in report.findings if f.severity.value in ("error", "warning")})
         rows.append(ms)
         worst = max(worst, ms)
-        print(f"{ms:7.1f} ms  {s.get('flags', 0):4d} flags  E{s.get('error', 0):<2d} W{s.get('warning', 0):<2d} "
-              f"I{s.get('info', 0):<3d} {name}  {' '.join(loud)}")
+        print(f"{ms:7.1f} ms  {s.flags:4d} flags  E{s.error:<2d} W{s.warning:<2d} "
+              f"I{s.info:<3d} {name}  {' '.join(loud)}")
         for f in report.findings:
             if f.severity.value == "error":
                 print(f"{'':12}ERROR {f.code} line {f.line}: {f.message[:160]}")

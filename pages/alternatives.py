@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from core.drafts.alternatives import CARD, NEED_LABELS, NEED_SHORT, Need, recommend, recommendation_markdown
-from core.knowledge.cards import get_card
+from core.drafts import ALTERNATIVES_CARD as CARD
+from core.drafts import NEED_LABELS, NEED_SHORT, Need, recommend, recommendation_markdown
+from core.knowledge import get_card
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile
 from ui.memory import AcceptControl, PageMemory
 

@@ -7,20 +7,25 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.knowledge.bugs import checkout_has_fix
-from core.knowledge.errors import MAX_PASTE_CHARS, checkout_error_index, match_error, slime_frames
-from core.knowledge.runtime import LAYER_TITLES
-from core.knowledge.search import (
+from core.knowledge import (
     KIND_TITLES,
     KINDS,
+    LAYER_TITLES,
     MATCH_TITLES,
+    MAX_PASTE_CHARS,
     Result,
+    checkout_error_index,
+    checkout_has_fix,
     distinct,
     explain,
     get_index,
     grouped,
+    match_error,
+    runtime_messages,
+    slime_frames,
 )
-from core.knowledge.tables import bugs, runtime_messages, terms
+from core.knowledge import framework_terms as terms
+from core.knowledge import known_bugs as bugs
 from core.paths import describe_skipped
 from core.pins import SLIME_SHORT, slime_source
 from core.plan import sizing_answer, sizing_flags

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.drafts.launch import (
+from core.drafts import (
     FULLY_ASYNC_FUNCTION,
     SGLANG_SERVER_CONCURRENCY_DEFAULT,
     DraftRequest,

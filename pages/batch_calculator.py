@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.batch import BATCH_CARD, BatchPlan, BatchPlanInputs, plan_batch
-from core.memory.profile import MAX_GPUS
+from core.memory import MAX_GPUS
 from ui.common import active_profile, cited, ensure_app_frame, plain
 from ui.memory import InputMemory
 

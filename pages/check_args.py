@@ -9,13 +9,18 @@ import pandas as pd
 import streamlit as st
 
 from core.batch import plan_inputs_from_flags
-from core.cli.check_args import report_json
-from core.data.rules import DataKeys, keys_from_launch
+from core.data import DataKeys, keys_from_launch
 from core.findings import Severity, dumps
-from core.knowledge.cards import get_card
-from core.launch.check import CheckOptions, CheckReport, check_launch_script, check_script_bytes
-from core.launch.script import MAX_SCRIPT_CHARS
-from core.memory.profile import MAX_GPUS
+from core.knowledge import get_card
+from core.launch import (
+    MAX_SCRIPT_CHARS,
+    CheckOptions,
+    CheckReport,
+    check_launch_script,
+    check_script_bytes,
+    report_json,
+)
+from core.memory import MAX_GPUS
 from core.pins import SLIME_SHORT
 from core.plan import load_gpus, report_with_plan
 from ui.common import (
@@ -157,11 +162,11 @@ def open_in_calculator(report: CheckReport | None, gpus: int | None) -> None:
     """A button to the batch-size calculator that sets every one of its fields from this script: what the
     script sets is carried over, what it does not set is cleared there (never kept from an earlier visit); the
     training GPUs the check used when the script's own count is known only at run time."""
-    batch = report.summary.get("batch") if report is not None else None
+    batch = report.summary.batch if report is not None else None
     if not batch:
         st.page_link("pages/batch_calculator.py", label="Open the batch-size calculator", icon=":material/calculate:")
         return
-    actor, assumed = training_gpus(report.summary.get("gpu_layout") or {}, gpus)
+    actor, assumed = training_gpus(report.summary.gpu_layout or {}, gpus)
     planned = plan_inputs_from_flags(report.values, training_gpus=actor)
     handed = {"rbs": planned.rollout_batch_size, "n": planned.n_samples_per_prompt,
               "gbs": planned.global_batch_size, "steps": planned.num_steps_per_rollout,
@@ -222,10 +227,10 @@ def record(report: CheckReport) -> None:
     if keys is not None:
         remember_launch_keys(profile, "check_args", keys)
     s = report.summary
-    memory.accept("ran the check", f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), "
-                                   f"{s.get('info', 0)} note(s) in {s.get('flags', 0)} flag(s) of a "
+    memory.accept("ran the check", f"{s.error} error(s), {s.warning} warning(s), "
+                                   f"{s.info} note(s) in {s.flags} flag(s) of a "
                                    f"{report.entry or 'launch'} command",
-                  done=[f"Checked {s.get('flags', 0)} flag(s) of a {report.entry or 'launch'} command"],
+                  done=[f"Checked {s.flags} flag(s) of a {report.entry or 'launch'} command"],
                   todo=[f"{f.code}: {f.message}" + (f" (line {f.line})" if f.line else "") for f in errors[:10]],
                   output_name="check-args.json", output=dumps(report_json(report)), output_mime="application/json")
 
@@ -270,9 +275,9 @@ if (text is not None or data is not None) and not refused:
 if report is not None:
     s = report.summary
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Errors", s.get("error", 0))
-    m2.metric("Warnings", s.get("warning", 0))
-    m3.metric("Flags", s.get("flags", 0))
+    m1.metric("Errors", s.error)
+    m2.metric("Warnings", s.warning)
+    m3.metric("Flags", s.flags)
     m4.metric("Entry", report.entry or "unknown")
     if report.ok:
         st.success("No errors: slime would accept these flags as far as a static check can tell.",
@@ -280,10 +285,10 @@ if report is not None:
     else:
         st.error("slime would stop, or silently do something else, because of the errors below.",
                  icon=":material/error:")
-    versions_caption(s.get("versions") or [])
-    if s.get("pieces"):
+    versions_caption(s.versions)
+    if s.pieces:
         with st.expander("How your checkout's parser was read"):
-            for piece in s["pieces"]:
+            for piece in s.pieces:
                 effect = f" ({piece['effect']})" if piece.get("effect") else ""
                 st.write(plain(f"{piece['name']}: {piece['status']}. {piece['detail']}{effect}"))
     show_findings(report.findings, key_prefix="ca_findings")

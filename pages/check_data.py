@@ -15,16 +15,27 @@ from pathlib import Path
 import streamlit as st
 from pydantic import ValidationError
 
-from core.data.charts import counts_frame, keys_frame, prompt_length_figure, token_length_figure
-from core.data.report import failure_sentence, status_summary
-from core.data.rules import DataKeys, RowSliceError, settings_errors, split_row_slice
-from core.data.scan import CheckError, DataReport, check_path, check_stream, startup_headline
-from core.data.tokens import (
+from core.data import (
     UPLOAD_NAMES,
+    CheckError,
+    DataKeys,
+    DataReport,
     LengthSettings,
     LoadedTokenizer,
+    RowSliceError,
     TokenizerUnusable,
+    check_path,
+    check_stream,
+    counts_frame,
+    failure_sentence,
+    keys_frame,
     load_tokenizer,
+    prompt_length_figure,
+    settings_errors,
+    split_row_slice,
+    startup_headline,
+    status_summary,
+    token_length_figure,
     tokenizer_from_files,
 )
 from core.findings import Severity, dumps

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.knowledge.flags import FlagRow, checkout_flag_view, filter_rows, flag_rows, load_flag_reference
-from core.knowledge.search import get_index
+from core.knowledge import FlagRow, checkout_flag_view, filter_rows, flag_rows, get_index, load_flag_reference
 from core.launch import load_catalog
 from core.pins import SLIME_SHORT
 from ui.common import cited, ensure_app_frame, own_sources, plain, versions_caption

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from core.data.rules import DataKeys
-from core.drafts.launch import DraftRequest, draft_launch_script, hyperparameter_sources, record_for
+from core.data import DataKeys
+from core.drafts import DraftRequest, draft_launch_script, hyperparameter_sources, record_for
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import slime_source
 from ui.common import (

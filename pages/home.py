@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.memory.onboarding import build_profile
+from core.memory import build_profile
 from core.model_scripts import match_model
 from ui.common import active_profile, ask_box, ensure_app_frame, get_store, plain
 

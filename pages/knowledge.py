@@ -5,9 +5,7 @@ light with every card listed."""
 
 import streamlit as st
 
-from core.knowledge.cards import Card, display_markdown
-from core.knowledge.flags import link_flags
-from core.knowledge.search import get_index
+from core.knowledge import Card, display_markdown, get_index, link_flags
 from core.pins import link_citations, source_url
 from ui.common import ensure_app_frame, plain, prose
 

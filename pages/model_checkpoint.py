@@ -4,8 +4,7 @@ start-up, and draft the HF -> torch_dist conversion command."""
 import pandas as pd
 import streamlit as st
 
-from core.drafts.model_config import (
-    CARD,
+from core.drafts import (
     HF_LOADER_MODEL_TYPES,
     VALIDATE_SOURCE,
     ConfigError,
@@ -16,8 +15,9 @@ from core.drafts.model_config import (
     draft_conversion_command,
     parse_hf_config,
 )
+from core.drafts import MODEL_CONFIG_CARD as CARD
 from core.findings import Severity, sort_and_dedupe
-from core.knowledge.cards import get_card
+from core.knowledge import get_card
 from core.model_scripts import load_model_scripts, match_model
 from core.paths import PathRefused, read_regular, resolve_allowed
 from core.pins import SLIME_SHORT, slime_source

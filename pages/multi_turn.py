@@ -4,8 +4,8 @@
 import pandas as pd
 import streamlit as st
 
-from core.drafts.agent_check import (
-    CARD,
+from core.drafts import AGENT_CHECK_CARD as CARD
+from core.drafts import (
     CHECKLIST,
     CUSTOM_CONFIG_SOURCE,
     DEFAULT_FUNCTION,
@@ -14,14 +14,17 @@ from core.drafts.agent_check import (
     TURN_LIMIT_NOTE,
     TURN_LIMIT_SOURCES,
     AgentCheckError,
+    DraftRequest,
+    ExtraArg,
     check_function_path,
     check_generate_source,
     check_upload_name,
+    draft_launch_script,
+    record_for,
     suggested_path,
 )
-from core.drafts.launch import DraftRequest, ExtraArg, draft_launch_script, record_for
 from core.findings import Finding, Severity, sort_and_dedupe
-from core.knowledge.cards import get_card
+from core.knowledge import get_card
 from core.model_scripts import load_model_scripts, match_model
 from core.pins import slime_source
 from ui.common import ensure_app_frame, plain, profile_caption, require_profile, show_findings, show_table

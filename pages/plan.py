@@ -6,8 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.model_scripts import load_model_scripts, match_model
-from core.plan import PlanError, load_gpus, plan_script, plan_values
-from core.plan.charts import phase_figure, stage_figure
+from core.plan import PlanError, load_gpus, phase_figure, plan_script, plan_values, stage_figure
 from ui.common import active_profile, cited, ensure_app_frame, plain, show_findings, show_table
 
 ensure_app_frame()

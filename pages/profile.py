@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.memory.onboarding import build_profile
+from core.memory import build_profile
 from core.plan import load_gpus
 from ui.common import (
     CHECKOUT_KEY,

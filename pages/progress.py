@@ -3,8 +3,7 @@ re-openable, downloadable and deletable. Nothing here is written by visiting a p
 
 import streamlit as st
 
-from core.memory.store import ACCEPTED_KEPT
-from core.memory.workflows import WORKFLOW_BY_ID, WORKFLOWS, input_changes, status_rows
+from core.memory import ACCEPTED_KEPT, WORKFLOW_BY_ID, WORKFLOWS, input_changes, status_rows
 from ui.common import ensure_app_frame, get_store, plain, require_profile, show_store_notices
 from ui.memory import reopen_with_inputs, when_text
 

@@ -280,7 +280,7 @@ def test_batch_mismatch_under_slimes_assertion_lists_exact_fixes():
     assert "set --global-batch-size 128 (now 100)" in hit.fix
     assert "set --num-steps-per-rollout 4 with --global-batch-size 64" in hit.fix  # a usable pair, not "none"
     assert "set --num-steps-per-rollout 2 with" not in hit.fix  # steps are already 2: that is the single fix
-    assert report.summary["batch"]["status"] == "error"
+    assert report.summary.batch["status"] == "error"
 
 
 def test_startup_divisibility_holds_with_and_without_dynamic_batching():
@@ -397,7 +397,7 @@ def test_sourced_file_resolved_from_the_scripts_folder(tmp_path, where, sourced,
 def test_missing_global_batch_uses_megatrons_fallback():
     report = check_arg_list([*MODEL, "--rollout-batch-size", "4", "--n-samples-per-prompt", "4",
                              "--num-rollout", "5", "--colocate"])
-    batch = report.summary["batch"]
+    batch = report.summary.batch
     assert batch["effective_global_batch_size"] == 8 and batch["steps_per_rollout"] == 2  # mbs 1 x DP 8
 
 
@@ -429,7 +429,7 @@ def test_good_script_resolves_model_args_and_arithmetic():
     report = check_launch_script((FIXTURES / "good_colocate.sh").read_text(), CheckOptions(gpus=8))
     assert report.values["--num-layers"] == "36" and report.values["--max-tokens-per-gpu"] == "8192"
     assert report.values["--prompt-data"] == "/data/train.jsonl"
-    assert report.summary["gpu_layout"]["total"] == 8 and report.summary["complete"]
+    assert report.summary.gpu_layout["total"] == 8 and report.summary.complete
     assert not [f for f in report.findings if f.severity.value == "warning"]
 
 
@@ -438,7 +438,7 @@ def test_unresolved_values_are_reported_with_the_checks_they_skip():
     notes = [f.message for f in report.findings if f.code == "SCRIPT004"]
     assert any("--rollout-batch-size" in m and "BATCH001" in m for m in notes)
     assert any("--num-rollout" in m and "command substitution" in m for m in notes)
-    assert report.summary["batch"] is None
+    assert report.summary.batch is None
 
 
 def test_findings_carry_locations_sources_and_are_sorted():

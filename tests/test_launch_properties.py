@@ -8,8 +8,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.cli.check_args import render_report_text, report_json
 from core.findings import dumps
+from core.launch import render_report_text, report_json
 from core.launch.check import CheckOptions, check_launch_script, check_script_bytes
 from core.launch.script import (
     MAX_EXPANSION_WORK,

@@ -179,3 +179,23 @@ def test_stale_sweep_removes_only_old_workdirs(private_tmp):
 ], ids=str)
 def test_content_digest(a, b, same):
     assert (archive.content_digest(a) == archive.content_digest(b)) is same
+
+
+def test_upload_slots_hold_one_upload_per_box_and_delete_the_replaced_one():
+    from core.monitor import UploadSlots
+    from core.monitor.tensorboard.synthetic import file_version_event, frame_record, scalar_event
+
+    data = frame_record(file_version_event()) + frame_record(scalar_event("rollout/raw_reward", 0.5, 0))
+    slots = UploadSlots()
+    files = [("events.out.tfevents.1.host", data)]
+    assert slots.keep("files", ("id1",), lambda: files)  # a new upload: the user's own input
+    first = slots.held["files"].workdir.path
+    assert not slots.keep("files", ("id1",), lambda: pytest.fail("hashed again"))  # same upload: kept as is
+    [source], notices = slots.sources("my run")
+    assert source["label"] == "my run" and source["kind"] == "tensorboard" and notices == []
+    assert slots.keep("files", ("id2",), lambda: [("notes.txt", b"hello")])  # replaced: the old folder goes
+    assert not first.exists()
+    sources, notices = slots.sources("my run")
+    assert len(sources) == 1 and any("lacks 'tfevents'" in n["message"] for n in notices)
+    assert not slots.keep("files", (), lambda: [])  # cleared
+    assert slots.held == {}

@@ -287,3 +287,51 @@ def test_a_file_growing_with_junk_keeps_refreshes_cheap(tmp_path, monkeypatch):
     follower.refresh()
     assert follower.run.series["rollout/raw_reward"].values.tolist() == [1.0, 2.0]
     assert any(d.kind in ("bad_length", "more") for d in follower.run.files[0].damage)
+
+
+# -- the provider: the monitor's one face for the page ---------------------------------------------------------
+
+def _tb_source(root, name: str, rollouts: int) -> dict:
+    from core.monitor.tensorboard.synthetic import Scenario, write_slime_like_run
+
+    write_slime_like_run(root / name, Scenario(rollouts=rollouts))
+    return FoundRun(kind="tensorboard", label="run", path=str(root / name)).model_dump()
+
+
+def test_provider_opens_once_names_runs_apart_and_drops_what_is_gone(tmp_path):
+    from core.monitor import MonitorProvider
+
+    a, b = _tb_source(tmp_path, "a", 12), _tb_source(tmp_path, "b", 15)
+    provider = MonitorProvider()
+    assert provider.to_open([a, b]) == 2 and provider.open([a, b]) == []
+    [first, second] = provider.followers()
+    assert provider.refresh() == [] and [r.name for r in provider.runs()] == ["run", "run (2)"]
+    assert provider.to_open([a, b]) == 0
+    provider.open([b])  # a removed: b is the same follower, named alone again
+    assert provider.followers() == [second] and provider.refresh() == [] and provider.runs()[0].name == "run"
+    results = provider.verdicts({})
+    assert results[0][0] is second.run and [v.code for v in results[0][1]] == [v.code for v in second.verdicts]
+    missing = {**a, "label": "gone", "files": [str(tmp_path / "gone" / "events.out.tfevents.1")]}
+    problems = provider.open([missing])
+    assert [p.label for p in problems] == ["gone"] and problems[0].kind == "unreadable" and not provider.runs()
+
+
+def test_provider_says_what_changed_since_the_last_look_and_keeps_the_record_bounded(tmp_path):
+    from core.monitor import MonitorProvider, seen_after
+
+    src = _tb_source(tmp_path, "a", 12)
+    provider = MonitorProvider()
+    provider.open([src])
+    provider.refresh()
+    changes, record = provider.since_last_look({}, {}, now=1000.0)
+    assert changes == [] and record is not None and len(record) == 1  # a first look: nothing to compare with
+    again, unchanged = MonitorProvider(), None
+    again.open([src])
+    again.refresh()
+    [(name, text)], unchanged = again.since_last_look(record, {}, now=1060.0)
+    assert name == "run" and text.startswith("Since you last looked (60 s ago): no new data") and unchanged is None
+    [key] = record
+    snap = RunSnapshot.model_validate(record[key])
+    many = {f"k{i}": {**record[key], "seen_at": float(i)} for i in range(5)}
+    kept = seen_after(many, key, snap.model_copy(update={"seen_at": 99.0}), limit=3)
+    assert list(kept) == ["k3", "k4", key]

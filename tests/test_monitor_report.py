@@ -53,7 +53,7 @@ def test_checklist_text_lists_every_verdict(tmp_path):
 
 def test_checklist_summary_is_worded_for_people(tmp_path):
     """The Monitor's status line (issue 28, first hour 9): no "0 item(s) to look at"."""
-    from core.monitor.report import checklist_summary
+    from core.memory.workflows import checklist_summary
     from core.monitor.runs import RunData
     from core.monitor.verdicts import Verdict
 

@@ -311,3 +311,26 @@ def test_the_profiles_gpu_and_the_number_of_rollouts_add_mfu_and_time_to_finish(
     assert not at.exception
     eta = " ".join(m.value for m in at.markdown if "MON014" in m.value).replace("\\", "")
     assert "12 of 100 rollouts are logged" in eta and "2 h 12 min" in eta
+
+
+def test_a_second_visit_reads_nothing_again(app_env, make_app, roots, monkeypatch):
+    """The runs are opened once per session (core.monitor.MonitorProvider in the session state): going to
+    another page and back, or a rerun, neither opens a run again nor reads any of its files."""
+    import core.monitor.follow as follow
+
+    reads: list[str] = []
+    for name in ("open_run", "read_file_scan", "scan_stream"):
+        real = getattr(follow, name)
+        monkeypatch.setattr(follow, name, lambda *a, _real=real, _name=name, **k: (reads.append(_name), _real(*a, **k))[1])
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(roots / "proj" / "good"))
+    at.button(key="mon_dir_add").click().run()
+    assert not at.exception and reads.count("open_run") == 1
+    assert any(e.label.startswith("good: 0 fail") for e in at.expander)
+    first = list(reads)
+    at.switch_page("pages/progress.py").run()
+    at.switch_page("pages/monitor.py").run()
+    assert not at.exception
+    assert any(e.label.startswith("good: 0 fail") for e in at.expander)  # shown again, from what was read
+    at.run()
+    assert reads == first

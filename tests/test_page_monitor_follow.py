@@ -50,8 +50,7 @@ def test_page_follows_a_growing_run_and_says_what_changed(app_env, make_app, gro
     at.button(key="mon_refresh").click().run()
     assert not at.exception
     assert "70 scalars" in _captions(at)
-    assert at.session_state["mon_followers"]  # the same follower, read on from its offset
-    [follower] = at.session_state["mon_followers"].values()
+    [follower] = at.session_state["mon_provider"].followers()  # the same follower, read on from its offset
     assert follower.run.files[0].how == "appended"
     # a new session of the same profile: the settings are kept, and the page says what changed since
     with open(path, "ab") as fh:

@@ -286,3 +286,21 @@ def test_the_lock_file_falls_back_inside_the_store_and_never_follows_a_link(tmp_
     assert store.notices == [] and (tmp_path / "store" / ".open.lock").is_file()
     assert outside.read_text() == "not the app's"
     store.close()
+
+
+def test_the_monitor_is_done_once_a_run_had_a_check_with_enough_data():
+    from types import SimpleNamespace as NS
+
+    from core.memory import MISSING_NO_SCALARS, monitor_progress
+
+    def run(name, scalars):
+        return NS(name=name, scalar_count=lambda: scalars)
+
+    judged = (run("good", 10), [NS(code="MON001", title="Reward", status="ok"),
+                                NS(code="MON002", title="Flat", status="warn")])
+    empty = (run("empty", 0), [NS(code="MON001", title="Reward", status="unknown")])
+    outcome = monitor_progress([judged, empty])
+    assert outcome.status == "done" and outcome.done == ["good: checklist read (1 ok)"]
+    assert outcome.todo == ["good: MON002 Flat (warn)", f"empty: {MISSING_NO_SCALARS}"]
+    assert outcome.summary == "good, empty: 2 item(s) to look at"
+    assert monitor_progress([empty]).status == "started"

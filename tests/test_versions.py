@@ -271,7 +271,7 @@ def test_a_checkout_the_reader_cannot_use_at_all_falls_back_with_a_warning_on_to
     report = check_arg_list(BASE, CheckOptions(catalog_path=tree))
     warning = next(f for f in report.findings if "could not be used" in f.message)
     assert warning.severity.value == "warning" and "not valid Python" in warning.message
-    assert [v["origin"] for v in report.summary["versions"]] == ["bundled pin"] * 3
+    assert [v["origin"] for v in report.summary.versions] == ["bundled pin"] * 3
 
 
 # -- bad input -----------------------------------------------------------------------------------------------
@@ -344,7 +344,7 @@ def test_reports_cite_the_users_commit_and_show_its_date(tmp_path):
     report = check_arg_list(BASE[2:], CheckOptions(catalog_path=tree))
     missing = next(f for f in report.findings if f.code == "ARG009")
     assert missing.source.startswith("slime/utils/arguments.py:") and missing.source.endswith("@abcdef01")
-    slime = report.summary["versions"][0]
+    slime = report.summary.versions[0]
     assert (slime["version"], slime["date"]) == ("abcdef01", "2025-10-09")
 
 
@@ -697,7 +697,7 @@ def test_an_older_sglang_given_as_the_source_judges_sglang_flags_with_certainty(
     script = tree / "scripts" / "run-deepseek-r1.sh"
     options = CheckOptions(catalog_path=tree, sglang_source=OLD_SGLANG_WHEEL, script_path=script)
     report = check_script_bytes(script.read_bytes(), options)
-    sglang = next(v for v in report.summary["versions"] if v["layer"] == "sglang")
+    sglang = next(v for v in report.summary.versions if v["layer"] == "sglang")
     assert sglang["origin"].startswith("your SGLang source") and sglang["version"].startswith("v0.5")
     unknown = [f for f in report.findings if f.code == "ARG001" and f.flag and f.flag.startswith("--sglang-")]
     assert all(f.severity.value == "error" for f in unknown)  # read from the real SGLang: no doubt left

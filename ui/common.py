@@ -8,11 +8,10 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from core.data.rules import DataKeys
+from core.data import DataKeys
 from core.findings import Finding, Severity, count_by_severity
-from core.knowledge.cards import get_card
-from core.memory.profile import Profile, SavedLaunchKeys
-from core.memory.store import Store
+from core.knowledge import get_card
+from core.memory import Profile, SavedLaunchKeys, Store
 from core.paths import PathRefused, resolve_allowed
 from core.pins import source_url
 
@@ -47,7 +46,7 @@ def warm_up_in_background() -> None:
         try:
             for name in WARM_MODULES:
                 importlib.import_module(name)
-            from core.knowledge.flags import load_flag_reference
+            from core.knowledge import load_flag_reference
             from core.launch import load_catalog
             from core.model_scripts import load_model_scripts
 
@@ -108,7 +107,7 @@ def show_store_notices(*, new_warnings_only: bool = False) -> None:
 def own_source(raw: str | None, kind: str) -> tuple[Path | None, str | None]:
     """A directory the user named as their slime checkout, SGLang or Megatron source (`kind`): the path when
     the app may read it and it is one, else (None, why not). Blank text is (None, None)."""
-    from core.launch.versions import SourceError, megatron_root, sglang_root, slime_problem
+    from core.launch import SourceError, megatron_root, sglang_root, slime_problem
 
     if not raw or not raw.strip():
         return None, None
@@ -158,7 +157,7 @@ def own_sources() -> tuple[Path | None, Path | None, Path | None]:
 def own_model_scripts() -> tuple | None:
     """The model scripts of the checkout the pages follow (for `match_model(name, own_model_scripts())`), or
     None for the ones slime ships at the pin."""
-    from core.launch.versions import checkout_model_scripts
+    from core.launch import checkout_model_scripts
 
     slime, _, _ = own_sources()
     return (checkout_model_scripts(slime) or None) if slime is not None else None
@@ -166,7 +165,7 @@ def own_model_scripts() -> tuple | None:
 
 def versions_caption(versions: list[dict]) -> None:
     """The versions a report was checked against, each with where it came from."""
-    from core.launch.versions import versions_line
+    from core.launch import versions_line
 
     line = versions_line(versions)
     if line:
@@ -285,7 +284,7 @@ def cited(citation: str) -> str:
 
 def flag_link(flag: str) -> str:
     """Markdown link to a flag on the reference page; the label is escaped and the target URL-quoted."""
-    from core.knowledge.flags import flag_url
+    from core.knowledge import flag_url
 
     return f"[{plain(flag)}]({flag_url(flag)})"
 
@@ -306,7 +305,7 @@ def prose(text: str) -> str:
     `__init__.py`-like file names made code too, everything else escaped so it shows literally."""
     import re
 
-    from core.knowledge.cards import mark_code
+    from core.knowledge import mark_code
 
     out, pos = [], 0
     marked = mark_code(str(text))

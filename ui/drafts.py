@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.drafts.launch import Draft, checkout_checker
+from core.drafts import Draft, checkout_checker
 from core.findings import Finding
 from core.model_scripts import ModelScript
 from ui.common import (
@@ -75,7 +75,7 @@ class OwnCheckout:
 def own_checkout() -> OwnCheckout:
     """The checkout (and SGLang / Megatron sources) remembered in the profile or named on the checker: its
     model scripts for the picker, a checker that judges the draft by its own code, and the versions it holds."""
-    from core.launch.versions import SourceError, UserSources, checkout_catalog, versions_of
+    from core.launch import SourceError, UserSources, checkout_catalog, versions_of
 
     slime, sglang, megatron = own_sources()
     if slime is None:

@@ -11,13 +11,18 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.monitor.gpu import RECORD_COMMAND, RunGpus, read_run_gpus
-from core.monitor.gpu.collect import discover_gpu_logs
-from core.monitor.gpu.judge import summarize_host
-from core.monitor.gpu.models import SOURCE_LABELS
-from core.monitor.gpu.plots import gpu_figure
-from core.monitor.gpu.runs import run_wandb_files, search_dirs
-from core.monitor.runs import RunData
+from core.monitor import (
+    RECORD_COMMAND,
+    SOURCE_LABELS,
+    RunData,
+    RunGpus,
+    discover_gpu_logs,
+    gpu_figure,
+    read_run_gpus,
+    run_wandb_files,
+    search_dirs,
+    summarize_host,
+)
 from core.paths import PathRefused, resolve_allowed
 from ui.common import plain
 

@@ -21,9 +21,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.memory.profile import AcceptedOutput, Profile, WorkflowRecord
-from core.memory.store import ACCEPTED_KEPT, new_output_id
-from core.memory.workflows import WORKFLOW_BY_ID
+from core.memory import ACCEPTED_KEPT, WORKFLOW_BY_ID, AcceptedOutput, Profile, WorkflowRecord, new_output_id
 from ui.common import get_store, plain
 
 _JSON_SCALARS = (str, int, float, bool, type(None))

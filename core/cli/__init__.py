@@ -1,6 +1,7 @@
 """Command-line entry: `slime-assistant <command>` (also `python -m core <command>`).
 
-A front-end: it may import every capability; no capability imports it.
+A front-end: it imports the capabilities' package roots and the shared vocabulary (never an inner module of a
+capability, never pages/ or ui/); no capability imports it.
 
 Each feature module owns its sub-command through a `register(subparsers)` function that adds a parser
 and sets `func` to a handler returning the exit code. Nothing here ever runs a drafted command.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from core.cli.output import say, write_json, write_text
 
 if TYPE_CHECKING:
-    from core.knowledge.errors import ErrorMatch
+    from core.knowledge import ErrorMatch
 
 EXIT_FOUND, EXIT_NONE, EXIT_USAGE = 0, 1, 2
 MAX_LIMIT = 200
@@ -119,7 +119,7 @@ def run_ask(args: argparse.Namespace) -> int:
     if problem:
         say(f"ask: {problem}")
         return EXIT_USAGE
-    from core.knowledge.search import get_index
+    from core.knowledge import get_index
 
     index = get_index()
     answer = index.ask(query, limit=args.limit, kinds=set(args.kind) if args.kind else None)
@@ -162,7 +162,7 @@ def _sizing(query: str, words: list[str]):  # noqa: ANN202 - core.plan loads onl
     for a paste read from stdin."""
     if words == ["-"]:
         return None
-    from core.plan.sizing import is_sizing_question
+    from core.plan import is_sizing_question
 
     if not is_sizing_question(query):
         return None
@@ -177,7 +177,7 @@ def _checkout(given: str | None) -> tuple[Path | None, str | None]:
 
     if not given and not os.environ.get("SLIME_ASSISTANT_SLIME_CHECKOUT"):  # none: the checkout reader not loaded
         return None, None
-    from core.launch.versions import slime_problem, sources_from_env
+    from core.launch import slime_problem, sources_from_env
 
     sources = sources_from_env(slime=given)
     if sources.slime is None:
@@ -187,7 +187,7 @@ def _checkout(given: str | None) -> tuple[Path | None, str | None]:
 
 def _checkout_matches(query: str, checkout: Path) -> tuple[list[ErrorMatch], list[str]]:
     """The checkout's messages that match, and one line per kind of file its index left out (with a count)."""
-    from core.knowledge.errors import checkout_error_index, match_error
+    from core.knowledge import checkout_error_index, match_error
     from core.paths import describe_skipped
 
     index = checkout_error_index(checkout)
@@ -215,8 +215,8 @@ HOW = {"message": "every fixed word of the final exception's message, in order",
 
 def bug_fix_status(results, checkout: Path) -> dict[str, tuple[bool | None, str]]:  # noqa: ANN001
     """For each known bug among the results: (has the fix, how that was told) for the checkout."""
-    from core.knowledge.bugs import checkout_has_fix
-    from core.knowledge.tables import bugs
+    from core.knowledge import checkout_has_fix
+    from core.knowledge import known_bugs as bugs
 
     by_id = {b.id: b for b in bugs()}
     out = {}
@@ -229,7 +229,9 @@ def bug_fix_status(results, checkout: Path) -> dict[str, tuple[bool | None, str]
 
 def _table_lines(kind: str, key: str, checkout: Path | None, fixes: dict) -> list[str]:  # noqa: ANN001
     """The extra lines of a runtime message, a framework term or a known bug."""
-    from core.knowledge.tables import bugs, runtime_messages, terms
+    from core.knowledge import framework_terms as terms
+    from core.knowledge import known_bugs as bugs
+    from core.knowledge import runtime_messages
 
     lines: list[str] = []
     if kind == "runtime":
@@ -267,11 +269,10 @@ def render_text(index, answer, query: str = "", checkout: Path | None = None) ->
     """What was read from a pasted error, then the results grouped by kind (kinds in the order of their best
     result), each with how sure it is; errors with how they matched the pasted text and what catches them;
     runtime messages with their causes, known bugs with their fix and, given a checkout, whether it has it."""
-    from core.knowledge.errors import match_error
-    from core.knowledge.search import KIND_TITLES, MATCH_TITLES, distinct, explain, grouped
+    from core.knowledge import KIND_TITLES, MATCH_TITLES, distinct, explain, grouped, match_error
 
     if isinstance(answer, list):  # a plain list of results (no paste read)
-        from core.knowledge.search import Answer
+        from core.knowledge import Answer
 
         answer = Answer(results=answer)
     how = {m.entry.id: m for m in match_error(query, index.errors, limit=10)} if query else {}

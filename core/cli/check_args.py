@@ -14,14 +14,21 @@ import sys
 from pathlib import Path
 
 from core.cli.output import say, write_json, write_text
-from core.findings import Severity, count_by_severity, findings_json, render_text
-from core.launch.check import CheckOptions, CheckReport, check_script_bytes, list_rules
-from core.launch.script import MAX_SCRIPT_CHARS
-from core.memory.profile import MAX_GPUS
+from core.findings import Severity
+from core.launch import (
+    MAX_SCRIPT_CHARS,
+    CheckOptions,
+    CheckReport,
+    check_script_bytes,
+    render_report_text,
+    render_rules,
+    report_json,
+    rules_json,
+)
+from core.memory import MAX_GPUS
 from core.paths import NotRegularFile, no_such_file, read_regular
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
-JSON_FIELDS = ("code", "severity", "message", "line", "flag", "fix", "source")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -88,7 +95,7 @@ def run_check_args(args: argparse.Namespace) -> int:
 
 def _sources_problem(args: argparse.Namespace) -> str | None:
     """Fill the user's sources from the environment, and say why one is unusable (None when all are fine)."""
-    from core.launch.versions import SourceError, megatron_root, sglang_root, slime_problem, sources_from_env
+    from core.launch import SourceError, megatron_root, sglang_root, slime_problem, sources_from_env
 
     sources = sources_from_env(slime=args.slime_checkout, sglang=args.sglang_source, megatron=args.megatron_source)
     args.slime_checkout, args.sglang_source, args.megatron_source = sources.slime, sources.sglang, sources.megatron
@@ -168,7 +175,7 @@ def _with_plan(report: CheckReport, args: argparse.Namespace) -> CheckReport:
 def not_a_launch_script_is_an_error(report: CheckReport, path: str, data: bytes) -> CheckReport:
     """A file with no train command and no flag at all (a JSONL data file, a README) is not a launch script: on
     the command line that is an error (exit 1), so a pre-commit hook given the wrong file does not pass it."""
-    if report.summary.get("flags") or not any(f.code == "SCRIPT005" for f in report.findings):
+    if report.summary.flags or not any(f.code == "SCRIPT005" for f in report.findings):
         return report
     head = data.lstrip()[:1]
     what = "it looks like JSON data (for a data file, run check-data)" if head in (b"{", b"[") else \
@@ -177,8 +184,7 @@ def not_a_launch_script_is_an_error(report: CheckReport, path: str, data: bytes)
     findings = [f.model_copy(update={"severity": Severity.ERROR, "message": f"{name} is not a launch script: no "
                                      f"`python ... train.py` or `train_async.py` command and no flags in it; {what}."})
                 if f.code == "SCRIPT005" else f for f in report.findings]
-    summary = {**report.summary, **count_by_severity(findings)}
-    return report.model_copy(update={"findings": findings, "summary": summary})
+    return report.model_copy(update={"findings": findings, "summary": report.summary.recounted(findings)})
 
 
 def _read_input(path: str) -> bytes | None:
@@ -218,48 +224,3 @@ def _not_a_script_file(path: str, mode: int) -> str | None:
             else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
     return (f"{path} is {kind}, not a regular file; give a script file, or pipe the text in with "
             "- (e.g. `... | slime-assistant check-args -`)")
-
-
-def report_json(report: CheckReport) -> dict:
-    """The JSON reporter: findings (fixed fields), categories (flag -> owner) and the summary."""
-    return {"findings": findings_json(report.findings, JSON_FIELDS), "categories": report.categories,
-            "versions": report.summary.get("versions") or [], "summary": report.summary}
-
-
-def render_report_text(report: CheckReport) -> str:
-    """The text reporter: findings, then the flag categories and the batch arithmetic in one line each."""
-    lines = [render_text(report.findings)] if report.findings else []
-    s = report.summary
-    owners = ", ".join(f"{k} {v}" for k, v in sorted((s.get("by_owner") or {}).items()))
-    lines.append(f"\n{s.get('flags', 0)} flag(s) checked ({owners or 'none'}); entry: {report.entry or 'unknown'}")
-    batch = s.get("batch")
-    if batch:
-        gbs = batch.get("effective_global_batch_size")
-        lines.append(f"batch: {batch['rollout_batch_size']} prompts x {batch['n_samples_per_prompt']} samples = "
-                     f"{batch['samples_per_rollout']} per rollout; global batch {gbs}; "
-                     f"{batch.get('steps_per_rollout')} step(s) per rollout")
-    layout = s.get("gpu_layout")
-    if layout and layout.get("total") is not None:
-        lines.append(f"GPUs: {layout['total']} ({layout['mode']})")
-    from core.launch.versions import versions_line
-
-    versions = versions_line(s.get("versions") or [])
-    if versions:
-        lines.append(versions)
-    lines.append(f"{s.get('error', 0)} error(s), {s.get('warning', 0)} warning(s), {s.get('info', 0)} note(s)")
-    return "\n".join(lines)
-
-
-
-def rules_json() -> list[dict]:
-    """Every finding code as JSON: code, default severity, title, upstream source (null for the checker's own
-    limits) and the knowledge card that explains it (or null)."""
-    return [{"code": r.code, "severity": r.severity.value, "title": r.title, "source": r.source or None,
-             "card": r.card} for r in list_rules()]
-
-
-def render_rules() -> str:
-    """Every finding code with its default severity, title and upstream source."""
-    rows = [f"{r.code:9} {r.severity.value:7} {r.title}\n{'':18}{r.source or '(a limit of the checker itself)'}"
-            for r in list_rules()]
-    return "\n".join(rows)

@@ -9,9 +9,19 @@ import sys
 from pydantic import ValidationError
 
 from core.cli.output import progress, say, write_json, write_text
-from core.data.rules import DataKeys, settings_errors
-from core.data.scan import MAX_LINE_BYTES, MAX_LISTED_PER_CODE, CheckError, check_path, render_report_text
-from core.data.tokens import LengthSettings, TemplateLimits, TokenizerUnusable, load_tokenizer
+from core.data import (
+    MAX_LINE_BYTES,
+    MAX_LISTED_PER_CODE,
+    CheckError,
+    DataKeys,
+    LengthSettings,
+    TemplateLimits,
+    TokenizerUnusable,
+    check_path,
+    load_tokenizer,
+    render_report_text,
+    settings_errors,
+)
 from core.findings import dumps
 
 EXIT_OK, EXIT_WOULD_FAIL, EXIT_CANNOT_CHECK = 0, 1, 2

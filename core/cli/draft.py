@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pydantic import ValidationError
 
 from core.cli.output import say, shown, write_json, write_text
-from core.drafts.launch import Draft, DraftRequest, draft_launch_script
+from core.drafts import Draft, DraftRequest, draft_launch_script
 from core.findings import Finding, count_by_severity, findings_json, render_text
 from core.paths import PathRefused, expand_user, name_length_problem
 
@@ -179,7 +179,7 @@ def draft_json(draft: Draft, output: str | None) -> dict:
 
 def _own_scripts(args: argparse.Namespace) -> tuple | None:
     """The model scripts of the user's own checkout (given or from the environment), None for the pinned ones."""
-    from core.launch.versions import checkout_model_scripts, sources_from_env
+    from core.launch import checkout_model_scripts, sources_from_env
 
     slime = sources_from_env(slime=getattr(args, "slime_checkout", None)).slime
     return (checkout_model_scripts(slime) or None) if slime is not None else None
@@ -187,8 +187,8 @@ def _own_scripts(args: argparse.Namespace) -> tuple | None:
 
 def _own_checker(args: argparse.Namespace) -> tuple[Callable[[str, int], list[Finding] | None] | None, str | None]:
     """The checker judging the draft by the user's own versions (options, else environment), or why not."""
-    from core.drafts.launch import checkout_checker
-    from core.launch.versions import SourceError, megatron_root, sglang_root, slime_problem, sources_from_env
+    from core.drafts import checkout_checker
+    from core.launch import SourceError, megatron_root, sglang_root, slime_problem, sources_from_env
 
     sources = sources_from_env(slime=getattr(args, "slime_checkout", None), sglang=getattr(args, "sglang_source", None),
                                megatron=getattr(args, "megatron_source", None))

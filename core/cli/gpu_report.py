@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 from core.paths import expand_user, file_kind, no_such_file
 
 if TYPE_CHECKING:  # the monitor (numpy) is imported when GPU data is read, not for --help
-    from core.monitor.gpu import RunGpus
-    from core.monitor.runs import RunData
+    from core.monitor import RunData, RunGpus
 
 MAX_GPUS_LISTED = 16
 
@@ -47,7 +46,7 @@ def named_gpu_logs(paths: list[str], problems: list[str]) -> list[str]:
 
 def gpus_of(runs: list[RunData], gpu_logs: list[str]) -> list[RunGpus]:
     """Each run's GPU data, in the order of `runs`."""
-    from core.monitor.gpu import read_run_gpus
+    from core.monitor import read_run_gpus
 
     return [read_run_gpus(run, gpu_logs) for run in runs]
 
@@ -65,7 +64,7 @@ def gpus_json(g: RunGpus) -> list[dict]:
 
 def gpu_files_json(g: RunGpus) -> dict:
     """`runs[].gpu_data`: the files read, what was skipped, where it looked, and each node's CPU and memory."""
-    from core.monitor.gpu.judge import summarize_host
+    from core.monitor import summarize_host
 
     return {"files": [f.model_dump() for f in g.data.files], "notes": g.data.notes, "looked_in": g.looked_in,
             "hosts": [summarize_host(h) for h in g.data.host]}
@@ -73,7 +72,7 @@ def gpu_files_json(g: RunGpus) -> dict:
 
 def render_gpus_text(g: RunGpus) -> list[str]:
     """A few lines per run: the files read, then one line per GPU."""
-    from core.monitor.gpu.models import SOURCE_LABELS
+    from core.monitor import SOURCE_LABELS
 
     lines = []
     for f in g.data.files:

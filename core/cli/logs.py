@@ -20,8 +20,7 @@ from core.cli.output import say, write_json, write_text
 from core.paths import PathRefused, expand_user, file_kind, no_such_file
 
 if TYPE_CHECKING:  # the monitor (numpy, pandas) is imported when a run is read, not for --help or a bad path
-    from core.monitor.runs import RunData
-    from core.monitor.verdicts import Verdict
+    from core.monitor import RunData, Verdict
 
 EXIT_OK = 0
 EXIT_FAILED_VERDICT = 1
@@ -81,7 +80,7 @@ def _with_efficiency(args: argparse.Namespace, results: list) -> list:
     """Each run's verdicts with MON013 and MON014 when --gpu or --num-rollout is given (else unchanged)."""
     if args.gpu is None and args.num_rollout is None:
         return results
-    from core.monitor.efficiency import efficiency_verdicts
+    from core.monitor import efficiency_verdicts
 
     return [(run, verdicts + efficiency_verdicts(run, args.gpu, args.num_rollout)) for run, verdicts in results]
 
@@ -94,7 +93,7 @@ MAX_FILES_PER_CALL = 600
 
 def _within_file_limit(raw: str, found: list, files_left: list[int], notes: list[str] | None) -> list:
     """The found runs whose files fit in what is left of MAX_FILES_PER_CALL; the others said in `notes`."""
-    from core.monitor.sources import list_run_files
+    from core.monitor import list_run_files
 
     kept, left_out = [], []
     for f in found:
@@ -120,9 +119,7 @@ def collect_runs(paths: list[str], *, cache=None, notes: list[str] | None = None
     without recursion and with bounds (core.monitor.tensorboard.run.walk_runs), whose notes go to `notes`.
     """
     _import_lazily("pandas")  # the monitor's modules import it, reading needs it only for tables, later
-    from core.monitor.cache import batched
-    from core.monitor.sources import find_runs, open_run
-    from core.monitor.wandb.proto import WandbProtoUnavailable
+    from core.monitor import WandbProtoUnavailable, batched, find_runs, open_run
 
     open_found = open_found or open_run
 
@@ -202,7 +199,7 @@ def open_cache(enabled: bool, notes: list[str]):
     if not enabled:
         return None
     try:
-        from core.memory.store import Store
+        from core.memory import Store
 
         store = Store()
         notes.extend(n.message for n in store.notices)
@@ -237,8 +234,7 @@ def exit_code(results: list[tuple[RunData, list[Verdict]]], problems: list[str])
 
 
 def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
-    from core.monitor.runs import restart_summary
-    from core.monitor.slime_metrics import ordered_tags
+    from core.monitor import ordered_tags, restart_summary
 
     tags = {}
     for tag in ordered_tags(run.tags):
@@ -263,10 +259,14 @@ def run_to_json(run: RunData, verdicts: list[Verdict]) -> dict:
 
 
 def render_run_text(run: RunData, verdicts: list[Verdict]) -> str:
-    from core.monitor.report import MAX_RESTARTS_LISTED, damage_lines, evidence_rows
-    from core.monitor.runs import restart_summary
-    from core.monitor.slime_metrics import ordered_tags
-    from core.monitor.sources import SOURCE_NAMES
+    from core.monitor import (
+        MAX_RESTARTS_LISTED,
+        SOURCE_NAMES,
+        damage_lines,
+        evidence_rows,
+        ordered_tags,
+        restart_summary,
+    )
 
     kind = "W&B run file(s)" if run.source == "wandb" else "event file(s)"
     lines = [f"== {run.name}  ({run.path})  [{SOURCE_NAMES.get(run.source, run.source)}]",
@@ -331,7 +331,7 @@ def handle_logs(args: argparse.Namespace) -> int:
                                   render=lambda results, compact, gpus: _report(
                                       args, _with_efficiency(args, results), problems, notes, compact, gpus=gpus))
     runs, problems = collect_runs(args.paths, cache=cache, notes=notes)
-    from core.monitor.verdicts import run_verdicts, with_gpu_verdict
+    from core.monitor import run_verdicts, with_gpu_verdict
 
     gpus = gpus_of(runs, named_gpu_logs(args.gpu_log, problems))  # GPU data: the run's, found, and --gpu-log
     results = _with_efficiency(args, [(run, with_gpu_verdict(run_verdicts(run), g.verdict()))

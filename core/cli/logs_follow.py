@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING
 from core.cli.output import say, write_json, write_text
 
 if TYPE_CHECKING:  # the monitor (numpy, pandas) is imported when a run is read, not for --help
-    from core.monitor.follow import Follower, FollowEvent
-    from core.monitor.sources import FoundRun
+    from core.monitor import Follower, FollowEvent, FoundRun
 
 DEFAULT_INTERVAL = 10.0
 MIN_INTERVAL = 0.2
@@ -93,7 +92,7 @@ def opener(followers: list[Follower], cache, stall_after: int, gpu_logs: list[st
     with the `gpu_logs` named by the user."""
     base_cache = cache
 
-    from core.monitor.follow import Follower
+    from core.monitor import Follower
 
     def open_found(found: FoundRun, cache=None):
         follower = Follower(found, cache=base_cache, stall_after=stall_after, gpu_logs=list(gpu_logs))

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from core.findings import Finding, Severity, count_by_severity, sort_and_dedupe
+from core.launch.report import ReportSummary
 from core.launch.rules import (
     RULES,
     CheckOptions,
@@ -58,7 +59,7 @@ class CheckReport(BaseModel):
     categories: dict[str, str]
     values: dict[str, str | None]
     entry: str | None
-    summary: dict[str, Any]
+    summary: ReportSummary
 
     @property
     def ok(self) -> bool:
@@ -254,7 +255,7 @@ def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOpti
     owners: dict[str, int] = {}
     for owner in categories.values():
         owners[owner] = owners.get(owner, 0) + 1
-    summary: dict[str, Any] = {
+    fields: dict[str, Any] = {
         **count_by_severity(findings),
         "flags": len(parsed.occurrences),
         "distinct_flags": len(categories),
@@ -271,7 +272,8 @@ def _build_report(words: list[ScriptWord], entry: str | None, options: CheckOpti
         "unresolved": [w.text for w in words if not w.resolved][:20],
     }
     if read is not None:
-        summary["train_commands"] = len(read.commands)
+        fields["train_commands"] = len(read.commands)
+    summary = ReportSummary(**fields)
     return CheckReport(findings=findings, categories=categories, values=values, entry=entry, summary=summary)
 
 
@@ -324,8 +326,8 @@ def check_launch_script(text: str, options: CheckOptions = CheckOptions()) -> Ch
             pre.append(finding("SCRIPT005", "No `python ... train.py` or `train_async.py` command was found, so no "
                                "flags were checked.", fix="paste the whole launch script, or just its arguments"))
         return CheckReport(findings=sort_and_dedupe(pre), categories={}, values={}, entry=None,
-                           summary={**count_by_severity(pre), "flags": 0, "entry": None, "batch": None,
-                                    "gpu_layout": None, "complete": False, "train_commands": 0})
+                           summary=ReportSummary(**count_by_severity(pre), flags=0, entry=None, batch=None,
+                                                 gpu_layout=None, complete=False, train_commands=0))
     if len(read.commands) > 1:
         lines = ", ".join(str(c.line) for c in read.commands)
         pre.append(finding("SCRIPT006", f"The script has {len(read.commands)} train commands (lines {lines}); the "
@@ -343,13 +345,13 @@ def check_script_bytes(data: bytes, options: CheckOptions = CheckOptions()) -> C
     if decoded.text is None:
         findings = sort_and_dedupe(pre)
         return CheckReport(findings=findings, categories={}, values={}, entry=None,
-                           summary={**count_by_severity(findings), "flags": 0, "entry": None, "batch": None,
-                                    "gpu_layout": None, "complete": False})
+                           summary=ReportSummary(**count_by_severity(findings), flags=0, entry=None, batch=None,
+                                                 gpu_layout=None, complete=False))
     report = check_launch_script(decoded.text, options)
     if pre:
         findings = sort_and_dedupe([*pre, *report.findings])
         report = report.model_copy(update={"findings": findings,
-                                           "summary": {**report.summary, **count_by_severity(findings)}})
+                                           "summary": report.summary.recounted(findings)})
     return report
 
 

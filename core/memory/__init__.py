@@ -4,11 +4,16 @@ detected, set aside and reported), its JSON-only serializer and salvage of damag
 the workflows with what marks each one done (`workflows`).
 
 May import: the shared vocabulary and the root of core.data (data keys and path rules).
+
+The names below are the package's public face for the front-ends; they load on first use (the store pulls
+in diskcache).
 """
+
+from __future__ import annotations
 
 from pathlib import Path
 
-from core.memory.profile import MAX_GPUS, Profile, SavedLaunchKeys, WorkflowRecord, check_data_path
+from core.exports import lazy_exports
 
 
 def default_store_dir() -> Path:
@@ -19,4 +24,26 @@ def default_store_dir() -> Path:
     return _default()
 
 
-__all__ = ["MAX_GPUS", "Profile", "SavedLaunchKeys", "WorkflowRecord", "check_data_path", "default_store_dir"]
+_EXPORTS = {
+    "build_profile": "core.memory.onboarding",
+    "AcceptedOutput": "core.memory.profile",
+    "MAX_GPUS": "core.memory.profile",
+    "Profile": "core.memory.profile",
+    "SavedLaunchKeys": "core.memory.profile",
+    "WorkflowRecord": "core.memory.profile",
+    "check_data_path": "core.memory.profile",
+    "ACCEPTED_KEPT": "core.memory.store",
+    "Store": "core.memory.store",
+    "new_output_id": "core.memory.store",
+    "MISSING_NOTHING_JUDGED": "core.memory.workflows",
+    "MISSING_NO_SCALARS": "core.memory.workflows",
+    "MonitorProgress": "core.memory.workflows",
+    "WORKFLOWS": "core.memory.workflows",
+    "WORKFLOW_BY_ID": "core.memory.workflows",
+    "input_changes": "core.memory.workflows",
+    "monitor_progress": "core.memory.workflows",
+    "status_rows": "core.memory.workflows",
+}
+
+__all__ = sorted([*_EXPORTS, "default_store_dir"])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

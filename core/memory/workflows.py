@@ -7,6 +7,9 @@ page changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from pydantic import BaseModel, Field
 
 from core.memory.profile import AcceptedOutput, WorkflowRecord
@@ -68,6 +71,77 @@ def status_rows(records: dict[str, WorkflowRecord], accepted: dict[str, list[Acc
         status = "done" if history else "started" if rec is not None or wf.id in touched else "not started"
         rows.append(WorkflowStatusRow(workflow=wf, status=status, record=rec, accepted=history))
     return rows
+
+
+# -- what marks the monitor done ------------------------------------------------------------------------------
+
+MISSING_NO_SCALARS = ("no scalar value could be read (not an event file or W&B run file, empty, or damaged); "
+                      "load slime's event files or W&B run files")
+MISSING_NOTHING_JUDGED = ("no check had enough data (no slime metrics yet, or too few points); load more of "
+                          "the run")
+
+
+class CheckedRun(Protocol):
+    """A run as the monitor hands it over (core.monitor's RunData): its shown name and how many values it has."""
+
+    name: str
+
+    def scalar_count(self) -> int: ...
+
+
+class RunCheck(Protocol):
+    """One line of a run's checklist (core.monitor's Verdict)."""
+
+    code: str
+    title: str
+    status: str  # ok | warn | fail | unknown
+
+
+class MonitorProgress(BaseModel):
+    """Where the monitor stands for the runs loaded: `status` is "done" once some run had a check with enough
+    data to judge, else "started"; what was read, what to look at, and one line for the record."""
+
+    status: str
+    done: list[str]
+    todo: list[str]
+    summary: str
+
+
+def monitor_progress(results: Sequence[tuple[CheckedRun, Sequence[RunCheck]]]) -> MonitorProgress:
+    """The monitor is done when a checklist was produced: a run with values and at least one check that is not
+    "unknown". Its warnings and failures, and the runs with nothing judged, are what is left to look at."""
+    judged = [(r, vs) for r, vs in results if r.scalar_count() and any(v.status != "unknown" for v in vs)]
+    done = [f"{r.name}: checklist read ({sum(v.status == 'ok' for v in vs)} ok)" for r, vs in judged]
+    todo = [f"{r.name}: {v.code} {v.title} ({v.status})" for r, vs in judged for v in vs
+            if v.status in ("warn", "fail")]
+    judged_names = {r.name for r, _ in judged}  # the monitor names runs uniquely
+    todo += [f"{r.name}: {MISSING_NO_SCALARS if not r.scalar_count() else MISSING_NOTHING_JUDGED}"
+             for r, _ in results if r.name not in judged_names]
+    return MonitorProgress(status="done" if judged else "started", done=done, todo=todo,
+                           summary=checklist_summary(results))
+
+def checklist_summary(results: Sequence[tuple[CheckedRun, Sequence[RunCheck]]]) -> str:
+    """One line for people on what the checklist of these runs found (the status line of the Monitor page and
+    What's done): 'Run "a": 1 check fails and 2 warn' or 'Run "a": every check that could judge it is fine'."""
+    if not results:
+        return "No run loaded"
+    names = ", ".join(f'"{run.name}"' for run, _ in results)
+    where = ("Run " if len(results) == 1 else "Runs ") + names
+    fails = sum(v.status == "fail" for _, vs in results for v in vs)
+    warns = sum(v.status == "warn" for _, vs in results for v in vs)
+    unjudged = sum(not run.scalar_count() or all(v.status == "unknown" for v in vs) for run, vs in results)
+    parts = []
+    if fails:
+        parts.append(f"{fails} check{' fails' if fails == 1 else 's fail'}")
+    if warns:
+        parts.append(f"{warns} {'warns' if warns == 1 else 'warn'}" if fails else
+                     f"{warns} check{' warns' if warns == 1 else 's warn'}")
+    if unjudged:
+        who = "it has" if len(results) == 1 else f"{unjudged} of them {'has' if unjudged == 1 else 'have'}"
+        parts.append(f"{who} too little data to judge")
+    if not parts:
+        return f"{where}: every check that could judge {'it' if len(results) == 1 else 'them'} is fine"
+    return f"{where}: " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1])
 
 
 def input_changes(newer: AcceptedOutput, older: AcceptedOutput, *, limit: int = 8) -> list[str]:

@@ -18,9 +18,82 @@ the cache), `follow` (a run followed while it is written: refreshes, changes, "s
 `cache` (diskcache by real path and file identity, batched writes) over `blob` (objects as data, compact),
 `sources` (what a path holds, of any kind: the one module that dispatches to the sources), `views` (x axes,
 rollout alignment, shown table), `smoothing` (TensorBoard's EMA and outlier range), `verdicts` (the
-checklist), `efficiency` (MFU from perf/actor_train_tflops and the time to finish, MON013-MON014), `report`, `plots` (plotly figures), `archive` (uploads and zips, safely), `slime_metrics` (what
-slime logs). Sources import the shared core; the shared core reaches a source only through `sources`.
+checklist), `efficiency` (MFU from perf/actor_train_tflops and the time to finish, MON013-MON014), `report`,
+`plots` (plotly figures), `archive` (uploads and zips, safely; `UploadSlots`, a session's upload boxes),
+`slime_metrics` (what slime logs), and `provider` (`MonitorProvider`: the one face a page asks for runs, verdicts
+and charts; it opens each run once and then only refreshes). Sources import the shared core; the shared core
+reaches a source only through `sources` (tests/test_architecture.py checks both).
 
-May import: the shared vocabulary, the root of core.launch (a W&B run's logged config is checked as
-launch arguments), and the root of core.plan (the GPU table's peaks and the MFU rule, for `efficiency`).
+May import: the shared vocabulary, the root of core.launch (a W&B run's logged config is checked as launch
+arguments), and the root of core.plan (the GPU table's peaks and the MFU rule, for `efficiency`).
+
+The names below are the package's public face for the front-ends (the page, ui/, `slime-assistant logs`); they
+load on first use, so `logs --help` imports no reader.
 """
+
+from __future__ import annotations
+
+from core.exports import lazy_exports
+
+_EXPORTS = {
+    "UploadSlots": "core.monitor.archive",
+    "batched": "core.monitor.cache",
+    "FollowEvent": "core.monitor.follow",
+    "Follower": "core.monitor.follow",
+    "RECORD_COMMAND": "core.monitor.gpu",
+    "RunGpus": "core.monitor.gpu",
+    "read_run_gpus": "core.monitor.gpu",
+    "discover_gpu_logs": "core.monitor.gpu.collect",
+    "summarize_host": "core.monitor.gpu.judge",
+    "SOURCE_LABELS": "core.monitor.gpu.models",
+    "gpu_figure": "core.monitor.gpu.plots",
+    "run_wandb_files": "core.monitor.gpu.runs",
+    "search_dirs": "core.monitor.gpu.runs",
+    "MonitorProvider": "core.monitor.provider",
+    "OpenProblem": "core.monitor.provider",
+    "seen_after": "core.monitor.provider",
+    "source_key": "core.monitor.provider",
+    "still_allowed": "core.monitor.provider",
+    "MAX_RESTARTS_LISTED": "core.monitor.report",
+    "checklist_text": "core.monitor.report",
+    "damage_lines": "core.monitor.report",
+    "evidence_rows": "core.monitor.report",
+    "read_findings": "core.monitor.report",
+    "RunData": "core.monitor.runs",
+    "restart_summary": "core.monitor.runs",
+    "FILTER_HELP": "core.monitor.slime_metrics",
+    "SRC_TB": "core.monitor.slime_metrics",
+    "SRC_TB_ARGS": "core.monitor.slime_metrics",
+    "checklist_tags": "core.monitor.slime_metrics",
+    "draft_tensorboard_command": "core.monitor.slime_metrics",
+    "draft_tensorboard_flags": "core.monitor.slime_metrics",
+    "filter_tags": "core.monitor.slime_metrics",
+    "group_of": "core.monitor.slime_metrics",
+    "ordered_tags": "core.monitor.slime_metrics",
+    "DEFAULT_WEIGHT": "core.monitor.smoothing",
+    "MAX_WEIGHT": "core.monitor.smoothing",
+    "FoundRun": "core.monitor.sources",
+    "SOURCE_NAMES": "core.monitor.sources",
+    "describe_found": "core.monitor.sources",
+    "find_runs": "core.monitor.sources",
+    "list_run_files": "core.monitor.sources",
+    "open_run": "core.monitor.sources",
+    "Verdict": "core.monitor.verdicts",
+    "run_verdicts": "core.monitor.verdicts",
+    "with_gpu_verdict": "core.monitor.verdicts",
+    "efficiency_verdicts": "core.monitor.efficiency",
+    "table_csv": "core.monitor.views",
+    "RolloutAlignment": "core.monitor.views",
+    "XAxis": "core.monitor.views",
+    "X_AXIS_LABELS": "core.monitor.views",
+    "as_script_lines": "core.monitor.wandb.config",
+    "check_config": "core.monitor.wandb.config",
+    "config_rows": "core.monitor.wandb.config",
+    "steps_per_rollout_note": "core.monitor.wandb.config",
+    "SRC_DEFINE_METRIC": "core.monitor.wandb.log",
+    "SRC_WANDB_ARGS": "core.monitor.wandb.log",
+    "WandbProtoUnavailable": "core.monitor.wandb.proto",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

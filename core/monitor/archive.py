@@ -4,8 +4,8 @@ A zip member is refused when its name is absolute, climbs out with '..', is a li
 archive is a bomb (too many members, too much uncompressed data, or a compression ratio no event file
 has). Nothing is ever written outside the temporary directory, and what was refused is reported.
 
-Each upload gets its own `UploadWorkdir`; the page removes it as soon as the upload is replaced or cleared,
-its finalizer removes it when the browser session is dropped (or the server exits), and directories left
+Each upload gets its own `UploadWorkdir`; `UploadSlots` (one per browser session, one upload per box of the
+page) removes it as soon as the upload is replaced or cleared, its finalizer removes it when the browser session is dropped (or the server exits), and directories left
 behind by a server that was killed are swept once they are a day old.
 """
 
@@ -20,6 +20,7 @@ import tempfile
 import time
 import weakref
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel
@@ -292,3 +293,90 @@ def _refusal(info: zipfile.ZipInfo, dest: Path) -> str | None:
     if target != dest and not str(target).startswith(str(dest) + os.sep):
         return "it resolves outside the extraction directory"
     return None
+
+
+# -- the upload boxes of a page: one current upload per box --------------------------------------------------
+
+class HeldUpload:
+    """What one upload box holds now: its content hash, its private directory, the runs found in it."""
+
+    def __init__(self, digest: str, workdir: UploadWorkdir, found: list[dict], notices: list[dict],
+                 label: str | None = None, root: str | None = None) -> None:
+        self.digest, self.workdir, self.found, self.notices = digest, workdir, found, notices
+        self.label, self.root = label, root  # a zip's name (without .zip) and where it was unpacked
+
+
+class UploadSlots:
+    """The uploads of one browser session, one per box ("files": event or W&B run files of one run, "zip": a zip
+    of run folders). A box's content is hashed once per upload (by the front-end's file ids); when it changes or
+    is cleared, the old directory is deleted before the new upload is unpacked."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, HeldUpload] = {}
+        self._digests: dict[str, tuple[tuple, str]] = {}
+
+    def _digest(self, slot: str, ids: tuple, contents: Callable[[], list[tuple[str, bytes]]]) -> str | None:
+        if not ids:
+            return None
+        cached = self._digests.get(slot)
+        if cached and cached[0] == ids:
+            return cached[1]
+        digest = content_digest(contents())
+        self._digests[slot] = (ids, digest)
+        return digest
+
+    def keep(self, slot: str, ids: tuple, contents: Callable[[], list[tuple[str, bytes]]],
+             zip_name: str | None = None) -> bool:
+        """Hold the box's current upload (`ids` identify it, `contents` gives its (name, bytes) pairs); a zip
+        box names its file. True when a new upload was unpacked: the user's own input."""
+        digest = self._digest(slot, ids, contents)
+        entry = self.held.get(slot)
+        if entry is not None and entry.digest == digest and entry.workdir.exists:
+            entry.workdir.touch()
+            return False
+        if entry is not None:
+            entry.workdir.remove()
+            del self.held[slot]
+        if digest is None:
+            return False
+        sweep_stale_workdirs()
+        workdir = UploadWorkdir()
+        self.held[slot] = (_unpack_zipped(zip_name, contents()[0][1], workdir, digest) if zip_name is not None
+                           else _unpack_files(contents(), workdir, digest))
+        return True
+
+    def sources(self, files_label: str) -> tuple[list[dict], list[dict]]:
+        """The runs the uploads hold (as FoundRun data, labelled: the files box by `files_label`, a zip by its
+        name) and the notices to show (what was refused or renamed; an upload that holds no run)."""
+        sources, notices = [], []
+        for slot, entry in self.held.items():
+            notices.extend(entry.notices)
+            base_label = (files_label.strip() or "uploaded") if slot == "files" else entry.label
+            for found in entry.found:
+                label = base_label if len(entry.found) == 1 else f"{base_label}/{found['label']}"
+                sources.append({**found, "label": label})
+            if not entry.found:
+                where = f"{entry.label}.zip holds" if entry.root is not None else "The uploaded files hold"
+                notices.append({"level": "error", "message": f"{where} no TensorBoard event files and no W&B run "
+                                                             "files."})
+        return sources, notices
+
+
+def _unpack_files(files: list[tuple[str, bytes]], workdir: UploadWorkdir, digest: str) -> HeldUpload:
+    from core.monitor.sources import find_runs
+
+    unpacked = save_uploads(files, workdir.path, "uploaded")
+    return HeldUpload(digest, workdir, [f.model_dump() for f in find_runs(Path(unpacked.directory))],
+                      [n.model_dump() for n in unpacked.notices])
+
+
+def _unpack_zipped(name: str, data: bytes, workdir: UploadWorkdir, digest: str) -> HeldUpload:
+    from core.monitor.sources import find_runs
+
+    zpath = workdir.path / "upload.zip"
+    zpath.write_bytes(data)
+    unpacked = unpack_zip(zpath, workdir.path)
+    zpath.unlink(missing_ok=True)
+    root = Path(unpacked.directory)
+    return HeldUpload(digest, workdir, [f.model_dump() for f in find_runs(root)],
+                      [n.model_dump() for n in unpacked.notices], label=Path(name).stem, root=str(root))

@@ -135,28 +135,6 @@ def checklist_text(results: list[tuple[RunData, list[Verdict]]]) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def checklist_summary(results: list[tuple[RunData, list[Verdict]]]) -> str:
-    """One line for people on what the checklist of these runs found (the status line of the Monitor page and
-    What's done): 'Run "a": 1 check fails and 2 warn' or 'Run "a": every check that could judge it is fine'."""
-    if not results:
-        return "No run loaded"
-    names = ", ".join(f'"{run.name}"' for run, _ in results)
-    where = ("Run " if len(results) == 1 else "Runs ") + names
-    fails = sum(v.status == "fail" for _, vs in results for v in vs)
-    warns = sum(v.status == "warn" for _, vs in results for v in vs)
-    unjudged = sum(not run.scalar_count() or all(v.status == "unknown" for v in vs) for run, vs in results)
-    parts = []
-    if fails:
-        parts.append(f"{fails} check{' fails' if fails == 1 else 's fail'}")
-    if warns:
-        parts.append(f"{warns} {'warns' if warns == 1 else 'warn'}" if fails else
-                     f"{warns} check{' warns' if warns == 1 else 's warn'}")
-    if unjudged:
-        who = "it has" if len(results) == 1 else f"{unjudged} of them {'has' if unjudged == 1 else 'have'}"
-        parts.append(f"{who} too little data to judge")
-    if not parts:
-        return f"{where}: every check that could judge {'it' if len(results) == 1 else 'them'} is fine"
-    return f"{where}: " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1])
 
 
 EVIDENCE_LABELS = {

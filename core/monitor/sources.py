@@ -23,6 +23,7 @@ from core.monitor.tensorboard.run import (
     walk_runs,
 )
 from core.monitor.wandb.log import WandbRunInfo
+from core.monitor.wandb.proto import WandbProtoUnavailable
 from core.monitor.wandb.run import (
     RUN_FILES,
     discover_wandb_runs,
@@ -33,6 +34,7 @@ from core.monitor.wandb.run import (
 )
 
 SOURCE_NAMES = {"tensorboard": "TensorBoard", "wandb": "W&B"}
+UNREADABLE_SOURCE = (WandbProtoUnavailable,)  # what open_run raises, besides OSError, when a kind cannot be read here
 
 
 class FoundRun(BaseModel):

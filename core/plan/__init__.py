@@ -23,25 +23,29 @@ The names below load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from core.exports import lazy_exports
 
 _EXPORTS = {
-    "Plan": "core.plan.models",
-    "GpuSpec": "core.plan.models",
-    "Term": "core.plan.models",
-    "TrainingPlan": "core.plan.models",
-    "RolloutPlan": "core.plan.models",
-    "HostPlan": "core.plan.models",
-    "TimePlan": "core.plan.models",
-    "PhasePlan": "core.plan.models",
-    "PlanError": "core.plan.models",
-    "PLAN_RULES": "core.plan.verdicts",
-    "load_gpus": "core.plan.gpus",
+    "phase_figure": "core.plan.charts",
+    "stage_figure": "core.plan.charts",
+    "DEFAULT_MFU": "core.plan.flops",
     "find_gpu": "core.plan.gpus",
+    "load_gpus": "core.plan.gpus",
+    "eta_seconds": "core.plan.mfu",
+    "mfu_finding": "core.plan.mfu",
+    "mfu_of": "core.plan.mfu",
+    "GpuSpec": "core.plan.models",
+    "HostPlan": "core.plan.models",
+    "PhasePlan": "core.plan.models",
+    "Plan": "core.plan.models",
+    "PlanError": "core.plan.models",
+    "RolloutPlan": "core.plan.models",
+    "Term": "core.plan.models",
+    "TimePlan": "core.plan.models",
+    "TrainingPlan": "core.plan.models",
+    "plan_findings": "core.plan.plan",
     "plan_script": "core.plan.plan",
     "plan_values": "core.plan.plan",
-    "plan_findings": "core.plan.plan",
     "report_with_plan": "core.plan.plan",
     "SizingAnswer": "core.plan.sizing",
     "is_sizing_question": "core.plan.sizing",
@@ -49,19 +53,10 @@ _EXPORTS = {
     "sizing_text": "core.plan.sizing",
     "sizing_flags": "core.plan.sizing",
     "render_plan_text": "core.plan.render",
-    "DEFAULT_MFU": "core.plan.flops",
-    "mfu_of": "core.plan.mfu",
     "LOW_MFU": "core.plan.mfu",
     "low_mfu_fix": "core.plan.mfu",
-    "mfu_finding": "core.plan.mfu",
-    "eta_seconds": "core.plan.mfu",
+    "PLAN_RULES": "core.plan.verdicts",
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'core.plan' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

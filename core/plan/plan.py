@@ -168,7 +168,7 @@ def report_with_plan(report: CheckReport, gpu: str, gpus: int | None = None,
     """A launch checker's report with the plan's verdicts for `gpu` beside its findings (sorted, deduplicated,
     counted again). The plan reads the flags the checker read; core.launch never calls this, so the two sets of
     rules stay independent. A plan that cannot be made (an unknown GPU, no model shape) is one PLAN000 note."""
-    from core.findings import count_by_severity, sort_and_dedupe
+    from core.findings import sort_and_dedupe
 
     findings = sort_and_dedupe([*report.findings, *plan_findings(report.values, gpu, gpus, gpus_per_node)])
-    return report.model_copy(update={"findings": findings, "summary": {**report.summary, **count_by_severity(findings)}})
+    return report.model_copy(update={"findings": findings, "summary": report.summary.recounted(findings)})
