@@ -7,7 +7,7 @@ slime, Megatron-LM, SGLang and slime's log lines loaded, FTS5 filled); the queri
 spellings, flags with typos, rule codes, plain words, questions naming a flag, pasted error lines of every
 layer, log lines, and tracebacks with Ray's per-run noise. Targets: the index builds in under 2 s, a query
 answers in under 20 ms (median and p95).
-`--real-problems` also times the inputs of tests/real_problems.yaml (symptoms in words, runtime messages,
+`--real-problems` also times the inputs of tests/knowledge/real_problems.yaml (symptoms in words, runtime messages,
 other frameworks' terms, pasted tracebacks) separately.
 """
 

@@ -247,7 +247,7 @@ class _RowJudge:
     def label_problem_row(self, row: dict, line: int, raw: bytes, chat: bool, chars: int, label: Any) -> None:
         """What check_row does with a row the fast path found plainly fine but for its label (missing, null or
         blank), without running every validator again: a finding that half a million rows repeat costs a
-        count each, its first rows are listed (tests/test_data_check.py compares both routes)."""
+        count each, its first rows are listed (tests/data/test_data_check.py compares both routes)."""
         self.records += 1
         self.object_rows += 1
         self._count_keys(row)

@@ -73,7 +73,7 @@ class _Checker(_RowJudge):
         its state in locals and counts a row itself only when it is plainly fine: an object, no tool key,
         no media keys, a non-blank string prompt (or, with --apply-chat-template, messages with a known
         role and non-blank string content), a non-blank label when one is read, metadata absent or an
-        object. Every other row goes to check_row, where the validators decide. tests/test_data_check.py
+        object. Every other row goes to check_row, where the validators decide. tests/data/test_data_check.py
         checks that both routes give the same report.
         """
         summary = self.summary
