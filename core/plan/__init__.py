@@ -8,7 +8,7 @@ the time per rollout (`flops`), the colocated phases and host memory (`phases`),
 (`verdicts`) and the public entry (`plan`): `plan_script` for a launch script, `plan_values` for flag values
 (the calculator), both returning a `Plan`, and `report_with_plan` (a launch checker's report with the plan's
 verdicts beside its findings, for `check-args --gpu` and the checker page); for a running job, MFU from
-slime's `perf/actor_train_tflops` with the PLAN004 low-MFU verdict and an ETA (`mfu`), for the monitor to call
+slime's `perf/actor_train_tflops` with the low-MFU causes and an ETA (`mfu`), for the monitor to call
 through this package's root (core.monitor.efficiency turns them into its MON013 and MON014 verdicts); and "how
 many GPUs do I need for <model>?" answered from slime's model scripts with the fewest GPUs that fit (`sizing`,
 for `ask`).
@@ -32,7 +32,6 @@ _EXPORTS = {
     "find_gpu": "core.plan.gpus",
     "load_gpus": "core.plan.gpus",
     "eta_seconds": "core.plan.mfu",
-    "mfu_finding": "core.plan.mfu",
     "mfu_of": "core.plan.mfu",
     "GpuSpec": "core.plan.models",
     "HostPlan": "core.plan.models",

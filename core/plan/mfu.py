@@ -9,8 +9,6 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from core.findings import Finding, Severity
-from core.plan.flops import TFLOPS_SOURCE
 from core.plan.gpus import find_gpu
 
 LOW_MFU = 0.15  # below this the training phase wastes most of the GPU; slime's large runs report 0.2-0.45
@@ -29,22 +27,6 @@ def low_mfu_fix() -> str:
 def mfu_of(tflops_per_gpu: float, gpu: str) -> float:
     """`perf/actor_train_tflops` (TFLOP/s a GPU) as a fraction of the GPU's dense bf16 peak."""
     return tflops_per_gpu * 1e12 / find_gpu(gpu).bf16_flops
-
-
-def mfu_finding(tflops_per_gpu: Sequence[float], gpu: str) -> Finding | None:
-    """PLAN004 (warning) when the median MFU of the logged steps is below 15%, with its likely causes."""
-    values = [v for v in tflops_per_gpu if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
-    if not values:
-        return None
-    spec = find_gpu(gpu)
-    ratio = statistics.median(values) * 1e12 / spec.bf16_flops
-    if ratio >= LOW_MFU:
-        return None
-    return Finding(code="PLAN004", severity=Severity.WARNING, source=TFLOPS_SOURCE,
-                   message=(f"Training runs at about {ratio:.0%} MFU (median {statistics.median(values):.0f} TFLOP/s a "
-                            f"GPU over {len(values)} steps, against {spec.bf16_flops / 1e12:.0f} TFLOP/s bf16 dense on "
-                            f"a {spec.name})."),
-                   fix=low_mfu_fix())
 
 
 def eta_seconds(num_rollout: int, rollouts_done: int, step_seconds: Sequence[float]) -> float | None:
