@@ -170,7 +170,7 @@ def test_megatrons_batch_check_survives_a_checkout_without_slimes_batch_equation
     assert "global batch 4 is smaller than micro batch 1 x data-parallel size 8" in found["BATCH007"].message
     assert found["BATCH007"].source.startswith("megatron/")  # Megatron's check: not judged by slime's code
     assert CodeGate(tree, None).locate("BATCH001")[0] == (operands == PIN)  # swapped: BATCH001 is skipped
-    assert report.summary["batch"]["global_batch_size"] == 4  # the summary's batch needs no rule either
+    assert report.summary.batch["global_batch_size"] == 4  # the summary's batch needs no rule either
 
 
 def test_the_cli_fails_on_that_checkout_as_on_the_pin(tmp_path, capsys):

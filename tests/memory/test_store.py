@@ -302,5 +302,5 @@ def test_the_monitor_is_done_once_a_run_had_a_check_with_enough_data():
     outcome = monitor_progress([judged, empty])
     assert outcome.status == "done" and outcome.done == ["good: checklist read (1 ok)"]
     assert outcome.todo == ["good: MON002 Flat (warn)", f"empty: {MISSING_NO_SCALARS}"]
-    assert outcome.summary == "good, empty: 2 item(s) to look at"
+    assert outcome.summary == 'Runs "good", "empty": 1 check warns and 1 of them has too little data to judge'
     assert monitor_progress([empty]).status == "started"
