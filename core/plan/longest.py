@@ -1,0 +1,108 @@
+"""The longest sample a launch's flags allow, and the longest one a training micro-batch can hold.
+
+slime's micro-batch scheduler never splits a sample: under dynamic batching a sample longer than
+`--max-tokens-per-gpu` x CP lands alone in a micro-batch of its own, the one micro-batch allowed over the cap
+(slime/utils/dp_schedule.py:28-31), and without dynamic batching a micro-batch is `--micro-batch-size` samples
+whatever their length. So the longest sample sets the largest micro-batch, and its fp32 logits and log-prob
+workspace (4 x vocabulary / TP bytes a token each) grow with it.
+
+What bounds a sample: slime's own generation caps each request's new tokens at `--rollout-max-response-len`
+(slime/rollout/sglang_rollout.py:99) on a prompt that `--rollout-max-prompt-len` may filter
+(slime/utils/arguments.py:2027-2035). A custom generate function (`--custom-generate-function-path`) or rollout
+function (`--rollout-function-path`) makes samples of whatever length its code makes, e.g. a multi-turn loop
+that appends turns and tool output; no flag bounds them unless that code reads one. slime's multi-turn examples
+read `--rollout-max-context-len` (examples/retool/generate_with_retool.py:244-268 clamps every turn to it and
+trims tool output, falling back to CP x `--max-tokens-per-gpu`), which slime's own generation never reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+from core.pins import slime_source
+from core.plan.models import SampleLimit
+from core.plan.shape import Reader
+from core.plan.training import TrainingInputs
+
+DEFAULT_ROLLOUT = "slime.rollout.sglang_rollout.generate_rollout"  # slime/utils/arguments.py:331
+SFT_ROLLOUT = "slime.rollout.sft_rollout.generate_rollout"
+SCHEDULE_SOURCE = slime_source("slime/utils/dp_schedule.py", 28)
+RESPONSE_CAP_SOURCE = slime_source("slime/rollout/sglang_rollout.py", 99)
+CONTEXT_FLAG_SOURCE = slime_source("examples/retool/generate_with_retool.py", 244)
+MAX_TOKENS = 1 << 26  # above any context a model is trained on; the search stops here
+
+
+def custom_generation(r: Reader) -> str | None:
+    """The flag that hands generation (or the samples) to code other than slime's own generation, or None.
+    slime's own rollout functions other than the SFT one generate through slime.rollout.sglang_rollout."""
+    if r.text("--custom-generate-function-path"):
+        return "--custom-generate-function-path"
+    rollout_fn = r.text("--rollout-function-path") or DEFAULT_ROLLOUT
+    if rollout_fn == SFT_ROLLOUT or not rollout_fn.startswith("slime.rollout."):
+        return "--rollout-function-path"
+    return None
+
+
+def sample_bound(r: Reader, context_len: int | None) -> tuple[int | None, str]:
+    """(the longest sample in tokens the flags allow, or None when no flag bounds it; how that was read)."""
+    custom = custom_generation(r)
+    if custom is None:
+        if context_len is None:
+            return None, ("no --rollout-max-response-len: slime's generation stops only at the engine's context "
+                          "length")
+        return context_len, "prompt + response lengths (--rollout-max-prompt-len + --rollout-max-response-len)"
+    if r.text("--rollout-function-path") == SFT_ROLLOUT:
+        return None, ("slime's SFT rollout (slime.rollout.sft_rollout) trains on the data's samples as they are: "
+                      "the longest one in the data sets the largest micro-batch, and no flag bounds it")
+    context = r.integer("--rollout-max-context-len", None)
+    if context:
+        return context, (f"--rollout-max-context-len {context}, if the function given by {custom} stops there "
+                         "(slime's multi-turn examples do)")
+    return None, (f"{custom} hands generation to your code (multi-turn, tool calls): a sample is as long as that "
+                  "code makes it, and no flag bounds it (--rollout-max-response-len caps one request, not the "
+                  "turns appended to a sample)")
+
+
+def _one_sample(inp: TrainingInputs, tokens: int) -> TrainingInputs:
+    """The inputs of a micro-batch holding one sample of `tokens` tokens a GPU (and its log-prob pass)."""
+    return dataclasses.replace(inp, tokens=tokens, logprob_tokens=max(inp.logprob_tokens, tokens),
+                               tokens_why=f"one sample of {tokens} tokens a GPU in a micro-batch of its own")
+
+
+def sample_limit(r: Reader, inp: TrainingInputs, context_len: int | None, cp: int, memory_bytes: int,
+                 peak_of: Callable[[TrainingInputs], tuple[int, dict[str, int]]]) -> SampleLimit:
+    """The longest sample whose one-sample micro-batch's training peak (central estimate) still fits
+    `memory_bytes`, found on the peak's own arithmetic (`peak_of`: inputs -> (peak bytes, terms)); the peak is
+    piecewise linear and convex in the tokens, so a few secant steps from above land on the limit."""
+    bound, why = sample_bound(r, context_len)
+    samples = 1 if r.switch("--use-dynamic-batch-size") else max(r.integer("--micro-batch-size", 1) or 1, 1)
+    t1 = max(inp.tokens, 1024)
+    p1, terms = peak_of(_one_sample(inp, t1))
+    p2, _ = peak_of(_one_sample(inp, 2 * t1))
+    per_token = max((p2 - p1) / t1, 1.0)
+    lo, hi = 0, MAX_TOKENS
+    t = t1
+    for _ in range(6):  # secant steps on a convex piecewise-linear peak
+        p, _ = peak_of(_one_sample(inp, t))
+        if p <= memory_bytes:
+            lo = max(lo, t)
+        else:
+            hi = min(hi, t)
+        step = int((memory_bytes - p) / per_token)
+        nxt = min(max(t + step, 1), MAX_TOKENS)
+        if nxt == t or not lo <= nxt <= hi:
+            break
+        t = nxt
+    per_gpu = lo
+    fits_tokens = per_gpu * cp // samples
+    logits = terms.get("logits", 0) / t1
+    workspace = terms.get("logprob_workspace", 0) / t1
+    activations = terms.get("activations", 0) / t1
+    longest_per_gpu = math.ceil(bound * samples / cp) if bound else None
+    return SampleLimit(
+        bound_tokens=bound, bound_why=why, fits_tokens=fits_tokens, custom_generation=custom_generation(r),
+        peak_at_bound=peak_of(_one_sample(inp, longest_per_gpu))[0] if longest_per_gpu else None,
+        bytes_per_token=int(per_token), logits_per_token=int(logits), workspace_per_token=int(workspace),
+        activations_per_token=int(activations), samples_per_micro_batch=samples, cp=cp,
+        source=SCHEDULE_SOURCE)

@@ -1,0 +1,80 @@
+"""The longest sample (core.plan.longest, PLAN005): what bounds a sample's length, and the longest one a
+micro-batch of its own can hold on the GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.plan import plan_values
+from tests.plan.test_plan import LAUNCH, QWEN3_4B
+
+RETOOL = QWEN3_4B | LAUNCH | {"--custom-generate-function-path": "generate_with_retool.generate"}
+
+
+def _plan005(plan):
+    return [v for v in plan.verdicts if v.code == "PLAN005"]
+
+
+def test_a_custom_generate_function_without_a_context_flag_is_unbounded_and_warned_with_the_length_that_fits():
+    plan = plan_values(RETOOL, "H100-80GB")
+    [verdict] = _plan005(plan)
+    limit = plan.sample.fits_tokens
+    assert plan.sample.bound_tokens is None and verdict.severity.value == "warning"
+    assert f"longer than about {limit} tokens does not fit on a H100-80GB" in verdict.message
+    assert "fp32 logits" in verdict.message and "152064" in verdict.message  # the padded vocabulary at TP 2
+    assert f"--rollout-max-context-len {limit}" in verdict.fix and "generate_with_retool.py:244" in verdict.fix
+    assert verdict.flag == "--custom-generate-function-path"
+    assert 20_000 < limit < 200_000
+    assert plan_values(RETOOL, "H200").sample.fits_tokens > limit  # more memory, a longer sample
+
+
+def test_the_length_that_fits_is_where_the_training_peak_meets_the_gpu():
+    """A micro-batch of `fits_tokens` tokens fits the GPU (central estimate), one a little longer does not."""
+    plan = plan_values(RETOOL, "H100-80GB")
+    limit, memory = plan.sample.fits_tokens, plan.gpu.memory_bytes
+    at = plan_values(QWEN3_4B | LAUNCH | {"--max-tokens-per-gpu": str(limit)}, "H100-80GB")
+    over = plan_values(QWEN3_4B | LAUNCH | {"--max-tokens-per-gpu": str(limit + 64)}, "H100-80GB")
+    assert at.training.peak_bytes <= memory < over.training.peak_bytes
+    assert plan.sample.bytes_per_token == pytest.approx((over.training.peak_bytes - at.training.peak_bytes) / 64,
+                                                        rel=0.01)
+
+
+@pytest.mark.parametrize("extra", [
+    {"--rollout-max-context-len": "32768"},  # the multi-turn examples stop there
+    {"--custom-generate-function-path": None},  # None here: the flag is dropped, slime generates
+], ids=["context-flag", "slime-generation"])
+def test_a_bounded_sample_gets_no_plan005(extra):
+    values = {k: v for k, v in (RETOOL | extra).items() if not (k in extra and extra[k] is None)}
+    plan = plan_values(values, "H100-80GB")
+    assert plan.sample.bound_tokens is not None and not _plan005(plan)
+
+
+def test_slimes_own_rollout_functions_generate_with_bounded_responses():
+    values = QWEN3_4B | LAUNCH | {"--rollout-function-path":
+                                  "slime.rollout.fully_async_rollout.generate_rollout_fully_async"}
+    plan = plan_values(values, "H100-80GB")
+    assert plan.sample.bound_tokens == 8192 + 1024 and not _plan005(plan)
+
+
+def test_the_sft_rollout_trains_on_the_data_as_it_is():
+    values = QWEN3_4B | LAUNCH | {"--rollout-function-path": "slime.rollout.sft_rollout.generate_rollout"}
+    [verdict] = _plan005(plan_values(values, "H100-80GB"))
+    assert "SFT rollout" in verdict.message and "keep the data's samples to at most" in verdict.fix
+    assert verdict.flag == "--rollout-function-path"
+
+
+def test_without_dynamic_batching_a_micro_batch_holds_micro_batch_size_samples():
+    values = {k: v for k, v in RETOOL.items() if k not in ("--use-dynamic-batch-size", "--max-tokens-per-gpu")}
+    one = plan_values(values | {"--micro-batch-size": "1"}, "H100-80GB").sample
+    two = plan_values(values | {"--micro-batch-size": "2"}, "H100-80GB").sample
+    assert two.samples_per_micro_batch == 2 and abs(two.fits_tokens * 2 - one.fits_tokens) <= 2
+
+
+def test_the_trial_plans_of_a_search_skip_the_longest_sample():
+    assert plan_values(RETOOL, "H100-80GB", search_fixes=False).sample is None
+
+
+def test_no_sample_fits_when_the_static_state_fills_the_gpu():
+    big = RETOOL | {"--num-layers": "400", "--tensor-model-parallel-size": "1", "--actor-num-gpus-per-node": "1"}
+    [verdict] = _plan005(plan_values(big, "RTX-4090"))
+    assert "no sample fits" in verdict.message
