@@ -64,45 +64,68 @@ def sample_bound(r: Reader, context_len: int | None) -> tuple[int | None, str]:
                   "turns appended to a sample)")
 
 
-def _one_sample(inp: TrainingInputs, tokens: int) -> TrainingInputs:
-    """The inputs of a micro-batch holding one sample of `tokens` tokens a GPU (and its log-prob pass)."""
-    return dataclasses.replace(inp, tokens=tokens, logprob_tokens=max(inp.logprob_tokens, tokens),
+def _one_sample(inp: TrainingInputs, tokens: int, logprob_cap: int) -> TrainingInputs:
+    """The inputs of a micro-batch of `tokens` tokens a GPU holding the longest sample; its log-prob pass packs
+    to `logprob_cap` tokens (--log-probs-max-tokens-per-gpu, by default --max-tokens-per-gpu) or holds the
+    sample alone when it is longer."""
+    return dataclasses.replace(inp, tokens=tokens, logprob_tokens=max(logprob_cap, tokens),
                                tokens_why=f"one sample of {tokens} tokens a GPU in a micro-batch of its own")
+
+
+def _largest_fitting(peak: Callable[[int], int], memory: int, start: int, at_start: int) -> int:
+    """The most tokens t with peak(t) <= memory (0 when none), for a peak that never falls as t grows: bracket by
+    doubling from `start`, then close the bracket by false position and halving in turns (a linear stretch of the
+    peak is solved in one step)."""
+    lo, p_lo, hi, p_hi = 0, peak(0), start, at_start
+    if p_lo > memory:
+        return 0
+    while p_hi <= memory:
+        if hi >= MAX_TOKENS:
+            return MAX_TOKENS
+        lo, p_lo = hi, p_hi
+        hi = min(hi * 2, MAX_TOKENS)
+        p_hi = peak(hi)
+    for i in range(64):
+        if hi - lo <= 1:
+            break
+        if i % 2 == 0 and p_hi > p_lo:
+            t = lo + int((memory - p_lo) * (hi - lo) / (p_hi - p_lo))
+        else:
+            t = (lo + hi) // 2
+        t = min(max(t, lo + 1), hi - 1)
+        p = peak(t)
+        if p <= memory:
+            lo, p_lo = t, p
+        else:
+            hi, p_hi = t, p
+    return lo
 
 
 def sample_limit(r: Reader, inp: TrainingInputs, context_len: int | None, cp: int, memory_bytes: int,
                  peak_of: Callable[[TrainingInputs], tuple[int, dict[str, int]]]) -> SampleLimit:
     """The longest sample whose one-sample micro-batch's training peak (central estimate) still fits
     `memory_bytes`, found on the peak's own arithmetic (`peak_of`: inputs -> (peak bytes, terms)); the peak is
-    piecewise linear and convex in the tokens, so a few secant steps from above land on the limit."""
+    piecewise linear and never falls as the tokens grow, so a bracket closes in a few steps."""
     bound, why = sample_bound(r, context_len)
-    samples = 1 if r.switch("--use-dynamic-batch-size") else max(r.integer("--micro-batch-size", 1) or 1, 1)
-    t1 = max(inp.tokens, 1024)
-    p1, terms = peak_of(_one_sample(inp, t1))
-    p2, _ = peak_of(_one_sample(inp, 2 * t1))
-    per_token = max((p2 - p1) / t1, 1.0)
-    lo, hi = 0, MAX_TOKENS
-    t = t1
-    for _ in range(6):  # secant steps on a convex piecewise-linear peak
-        p, _ = peak_of(_one_sample(inp, t))
-        if p <= memory_bytes:
-            lo = max(lo, t)
-        else:
-            hi = min(hi, t)
-        step = int((memory_bytes - p) / per_token)
-        nxt = min(max(t + step, 1), MAX_TOKENS)
-        if nxt == t or not lo <= nxt <= hi:
-            break
-        t = nxt
-    per_gpu = lo
-    fits_tokens = per_gpu * cp // samples
-    logits = terms.get("logits", 0) / t1
-    workspace = terms.get("logprob_workspace", 0) / t1
-    activations = terms.get("activations", 0) / t1
+    dynamic = r.switch("--use-dynamic-batch-size")
+    samples = 1 if dynamic else max(r.integer("--micro-batch-size", 1) or 1, 1)
+    cap = r.integer("--log-probs-max-tokens-per-gpu", None) or (r.integer("--max-tokens-per-gpu", None) or 0
+                                                                  if dynamic else 0)
+    t1 = max(min(inp.tokens, 1 << 20), 1024)
+    lo = _largest_fitting(lambda t: peak_of(_one_sample(inp, t, cap))[0], memory_bytes, t1,
+                          peak_of(_one_sample(inp, t1, cap))[0])
+    ref = max(lo, t1)  # the per-token costs where the long sample's own micro-batch sets the peak
+    p_ref, terms = peak_of(_one_sample(inp, ref, cap))
+    per_token = max((peak_of(_one_sample(inp, 2 * ref, cap))[0] - p_ref) / ref, 1.0)
+    fits_tokens = lo * cp // samples
+    logits = terms.get("logits", 0) / ref
+    workspace = terms.get("logprob_workspace", 0) / ref
+    activations = terms.get("activations", 0) / ref
     longest_per_gpu = math.ceil(bound * samples / cp) if bound else None
     return SampleLimit(
-        bound_tokens=bound, bound_why=why, fits_tokens=fits_tokens, custom_generation=custom_generation(r),
-        peak_at_bound=peak_of(_one_sample(inp, longest_per_gpu))[0] if longest_per_gpu else None,
+        bound_tokens=bound, bound_why=why, fits_tokens=fits_tokens, gpu_tokens=lo,
+        custom_generation=custom_generation(r),
+        peak_at_bound=peak_of(_one_sample(inp, longest_per_gpu, cap))[0] if longest_per_gpu else None,
         bytes_per_token=int(per_token), logits_per_token=int(logits), workspace_per_token=int(workspace),
         activations_per_token=int(activations), samples_per_micro_batch=samples, cp=cp,
         source=SCHEDULE_SOURCE)

@@ -92,6 +92,7 @@ class SampleLimit(BaseModel):
     bound_tokens: int | None  # the longest sample the flags allow; None when no flag bounds it
     bound_why: str
     fits_tokens: int  # the longest sample whose micro-batch's training peak (central estimate) fits the GPU
+    gpu_tokens: int  # the most tokens a micro-batch may have on one GPU before that peak passes its memory
     peak_at_bound: int | None  # the training peak with a micro-batch of the longest allowed samples
     custom_generation: str | None  # the flag that hands generation to the user's code, if any
     bytes_per_token: int  # what one more token of that micro-batch costs on the largest stage

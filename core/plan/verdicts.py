@@ -137,8 +137,11 @@ def sample_length(plan: Plan) -> list[Finding]:
     costs = (f"fp32 logits and the output layer's input {_mib(sl.logits_per_token)}, the log-prob workspace on "
              f"them {_mib(sl.workspace_per_token)} (4 bytes × vocabulary {plan.model['padded_vocab']} / TP "
              f"{p['tp']} each), activations {_mib(sl.activations_per_token)}")
-    if sl.fits_tokens <= 0:
+    if sl.gpu_tokens <= 0:
         limit = "no sample fits: the weights, gradients and optimizer alone fill the GPU."
+    elif sl.fits_tokens <= 0:
+        limit = (f"a micro-batch holds at most {sl.gpu_tokens} tokens a GPU, fewer than its "
+                 f"{sl.samples_per_micro_batch} samples of one token: lower --micro-batch-size.")
     else:
         limit = (f"a sample longer than about {sl.fits_tokens} tokens does not fit on a {plan.gpu.name} of "
                  f"{_gib(plan.gpu.memory_bytes)} (there the training peak reaches the GPU's memory, before our "

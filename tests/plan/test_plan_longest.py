@@ -28,15 +28,28 @@ def test_a_custom_generate_function_without_a_context_flag_is_unbounded_and_warn
     assert plan_values(RETOOL, "H200").sample.fits_tokens > limit  # more memory, a longer sample
 
 
-def test_the_length_that_fits_is_where_the_training_peak_meets_the_gpu():
-    """A micro-batch of `fits_tokens` tokens fits the GPU (central estimate), one a little longer does not."""
-    plan = plan_values(RETOOL, "H100-80GB")
-    limit, memory = plan.sample.fits_tokens, plan.gpu.memory_bytes
-    at = plan_values(QWEN3_4B | LAUNCH | {"--max-tokens-per-gpu": str(limit)}, "H100-80GB")
-    over = plan_values(QWEN3_4B | LAUNCH | {"--max-tokens-per-gpu": str(limit + 64)}, "H100-80GB")
+@pytest.mark.parametrize("extra", [
+    {},
+    {"--tensor-model-parallel-size": "1"},
+    {"--tensor-model-parallel-size": "4", "--context-parallel-size": "2"},
+    {"--log-probs-max-tokens-per-gpu": "65536"},
+    {"--log-probs-chunk-size": "1024", "--recompute-granularity": "selective"},
+], ids=["tp2", "tp1", "tp4-cp2", "logprob-cap", "chunked-selective"])
+def test_the_length_that_fits_is_where_the_training_peak_meets_the_gpu(extra):
+    """A micro-batch of the limit's tokens a GPU fits the GPU (central estimate), one a little longer does not."""
+    plan = plan_values(RETOOL | extra, "H100-80GB")
+    limit, memory = plan.sample.gpu_tokens, plan.gpu.memory_bytes
+    assert plan.sample.fits_tokens == limit * int(extra.get("--context-parallel-size", 1))
+    budget = {"--max-tokens-per-gpu": str(limit), "--log-probs-max-tokens-per-gpu":
+              str(max(limit, int(extra.get("--log-probs-max-tokens-per-gpu", 0))))}
+    at = plan_values(QWEN3_4B | LAUNCH | extra | budget, "H100-80GB")
+    budget["--max-tokens-per-gpu"] = str(limit + 64)
+    budget["--log-probs-max-tokens-per-gpu"] = str(max(limit + 64, int(extra.get("--log-probs-max-tokens-per-gpu",
+                                                                                   0))))
+    over = plan_values(QWEN3_4B | LAUNCH | extra | budget, "H100-80GB")
     assert at.training.peak_bytes <= memory < over.training.peak_bytes
     assert plan.sample.bytes_per_token == pytest.approx((over.training.peak_bytes - at.training.peak_bytes) / 64,
-                                                        rel=0.01)
+                                                        rel=0.02)
 
 
 @pytest.mark.parametrize("extra", [
@@ -78,3 +91,11 @@ def test_no_sample_fits_when_the_static_state_fills_the_gpu():
     big = RETOOL | {"--num-layers": "400", "--tensor-model-parallel-size": "1", "--actor-num-gpus-per-node": "1"}
     [verdict] = _plan005(plan_values(big, "RTX-4090"))
     assert "no sample fits" in verdict.message
+
+
+def test_a_micro_batch_size_beyond_what_the_gpu_holds_says_so():
+    values = {k: v for k, v in RETOOL.items() if k not in ("--use-dynamic-batch-size", "--max-tokens-per-gpu")}
+    plan = plan_values(values | {"--micro-batch-size": "10000000"}, "H100-80GB")
+    [verdict] = _plan005(plan)
+    assert plan.sample.fits_tokens == 0 < plan.sample.gpu_tokens
+    assert "lower --micro-batch-size" in verdict.message
