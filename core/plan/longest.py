@@ -28,8 +28,6 @@ from core.plan.training import TrainingInputs
 DEFAULT_ROLLOUT = "slime.rollout.sglang_rollout.generate_rollout"  # slime/utils/arguments.py:331
 SFT_ROLLOUT = "slime.rollout.sft_rollout.generate_rollout"
 SCHEDULE_SOURCE = slime_source("slime/utils/dp_schedule.py", 28)
-RESPONSE_CAP_SOURCE = slime_source("slime/rollout/sglang_rollout.py", 99)
-CONTEXT_FLAG_SOURCE = slime_source("examples/retool/generate_with_retool.py", 244)
 MAX_TOKENS = 1 << 26  # above any context a model is trained on; the search stops here
 
 
@@ -127,5 +125,5 @@ def sample_limit(r: Reader, inp: TrainingInputs, context_len: int | None, cp: in
         custom_generation=custom_generation(r),
         peak_at_bound=peak_of(_one_sample(inp, longest_per_gpu, cap))[0] if longest_per_gpu else None,
         bytes_per_token=int(per_token), logits_per_token=int(logits), workspace_per_token=int(workspace),
-        activations_per_token=int(activations), samples_per_micro_batch=samples, cp=cp,
+        activations_per_token=int(activations), samples_per_micro_batch=samples, dynamic=dynamic, cp=cp,
         source=SCHEDULE_SOURCE)

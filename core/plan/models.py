@@ -100,6 +100,7 @@ class SampleLimit(BaseModel):
     workspace_per_token: int  # of it: the log-prob workspace on the fp32 logits
     activations_per_token: int
     samples_per_micro_batch: int
+    dynamic: bool  # --use-dynamic-batch-size: micro-batches packed to --max-tokens-per-gpu, a longer sample alone
     cp: int
     source: str
 

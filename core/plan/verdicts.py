@@ -133,7 +133,12 @@ def sample_length(plan: Plan) -> list[Finding]:
         return []
     tr = plan.training
     p = tr.parallel
-    share = f"{sl.samples_per_micro_batch} samples" if sl.samples_per_micro_batch > 1 else "it alone"
+    if sl.dynamic:
+        packing = ("slime never splits a sample: one longer than --max-tokens-per-gpu × CP gets a micro-batch of its "
+                   "own (the one micro-batch allowed over the cap), so the longest sample sets the largest micro-batch")
+    else:
+        packing = (f"Without dynamic batching a micro-batch is --micro-batch-size {sl.samples_per_micro_batch} "
+                   "sample(s) whatever their length, so the longest samples set the largest micro-batch")
     costs = (f"fp32 logits and the output layer's input {_mib(sl.logits_per_token)}, the log-prob workspace on "
              f"them {_mib(sl.workspace_per_token)} (4 bytes × vocabulary {plan.model['padded_vocab']} / TP "
              f"{p['tp']} each), activations {_mib(sl.activations_per_token)}")
@@ -146,10 +151,8 @@ def sample_length(plan: Plan) -> list[Finding]:
         limit = (f"a sample longer than about {sl.fits_tokens} tokens does not fit on a {plan.gpu.name} of "
                  f"{_gib(plan.gpu.memory_bytes)} (there the training peak reaches the GPU's memory, before our "
                  f"±{tr.uncertainty:.0%} band).")
-    message = (f"No flag bounds a sample's length: {sl.bound_why}. slime never splits a sample: one longer than "
-               f"--max-tokens-per-gpu × CP gets a micro-batch of its own, so the longest sample sets the largest "
-               f"micro-batch ({share}), at about {_mib(sl.bytes_per_token)} a token of it on a GPU of the last "
-               f"stage ({costs}); {limit}")
+    message = (f"No flag bounds a sample's length: {sl.bound_why}. {packing}, at about "
+               f"{_mib(sl.bytes_per_token)} a token of it on a GPU of the last stage ({costs}); {limit}")
     if sl.custom_generation == "--rollout-function-path" and "SFT" in sl.bound_why:
         bound = f"keep the data's samples to at most {max(sl.fits_tokens, 0)} tokens"
     else:
