@@ -81,6 +81,9 @@ def test_without_dynamic_batching_a_micro_batch_holds_micro_batch_size_samples()
     one = plan_values(values | {"--micro-batch-size": "1"}, "H100-80GB").sample
     two = plan_values(values | {"--micro-batch-size": "2"}, "H100-80GB").sample
     assert two.samples_per_micro_batch == 2 and abs(two.fits_tokens * 2 - one.fits_tokens) <= 2
+    [verdict] = _plan005(plan_values(values | {"--micro-batch-size": "2"}, "H100-80GB"))
+    assert "Without dynamic batching a micro-batch is --micro-batch-size 2 sample(s)" in verdict.message
+    assert "micro-batch of its own" in _plan005(plan_values(RETOOL, "H100-80GB"))[0].message
 
 
 def test_the_trial_plans_of_a_search_skip_the_longest_sample():
