@@ -259,7 +259,7 @@ entry_choice = memory.widget(c3.selectbox, "Entry for a bare argument list", "en
 gpu_names = [NO_GPU] + [g.name for g in load_gpus()]
 gpu_choice = memory.widget(st.selectbox, "GPU type, to judge memory too (from your profile)", "gpu",
                            profile.gpu_model if profile.gpu_model in gpu_names else NO_GPU, options=gpu_names,
-                           help="Adds the memory plan's verdicts (PLAN001-PLAN003, as check-args --gpu) to the report.")
+                           help="Adds the memory plan's verdicts (PLAN001-PLAN003 and PLAN005, as check-args --gpu) to the report.")
 gpu = None if gpu_choice == NO_GPU else gpu_choice
 checkout, sglang_source, megatron_source, refused = own_versions()
 

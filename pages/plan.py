@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.model_scripts import load_model_scripts, match_model
-from core.plan import PlanError, load_gpus, phase_figure, plan_script, plan_values, stage_figure
+from core.plan import PlanError, load_gpus, phase_figure, plan_script, plan_values, sample_line, stage_figure
 from ui.common import active_profile, cited, ensure_app_frame, plain, show_findings, show_table
 
 ensure_app_frame()
@@ -110,6 +110,8 @@ st.subheader("Training terms (largest stage)")
 show_table(pd.DataFrame([{"term": t.name, "GiB": f"{t.bytes / GIB:.2f}", "how": t.formula,
                           "exact": "yes" if t.exact else "estimate"} for t in tr.detail]))
 st.markdown("Sources: " + " · ".join(dict.fromkeys(cited(t.source) for t in tr.detail)))
+if (longest := sample_line(plan)) is not None:
+    st.caption(plain(longest))
 if ro is not None:
     st.subheader("Rollout per engine GPU")
     show_table(pd.DataFrame([{"term": t.name, "value": f"{t.bytes:,} B" if t.name == "kv_bytes_per_token" else

@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="the Megatron-LM checkout you run: its flags are read from there; needs "
                         "--slime-checkout; default: $SLIME_ASSISTANT_MEGATRON_SOURCE")
     parser.add_argument("--gpu", default=None, metavar="NAME",
-                        help="also judge memory on this GPU type (the plan's PLAN001-PLAN003, as `slime-assistant plan`)")
+                        help="also judge memory on this GPU type (the plan's PLAN001-PLAN003 and PLAN005, as `slime-assistant plan`)")
     parser.add_argument("--format", choices=("text", "json"), default="text", dest="output_format")
     parser.add_argument("--list-rules", action="store_true", help="print every finding code and exit")
     parser.set_defaults(func=run_check_args)

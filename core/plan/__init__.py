@@ -4,7 +4,8 @@ booked.
 Owns: the GPU table (`knowledge/gpus.yaml`, `gpus`), the model's shape and parallel layout read from a script's
 flags (`shape`), parameter counts per layer type and pipeline stage (`params`), the training memory terms per
 GPU (`training`), SGLang's weight and KV-pool arithmetic per engine GPU (`rollout`), slime's FLOPs formula and
-the time per rollout (`flops`), the colocated phases and host memory (`phases`), the verdicts PLAN001-PLAN003
+the time per rollout (`flops`), the colocated phases and host memory (`phases`), the longest sample a
+micro-batch holds against the longest the flags allow (`longest`), the verdicts PLAN001-PLAN003 and PLAN005
 (`verdicts`) and the public entry (`plan`): `plan_script` for a launch script, `plan_values` for flag values
 (the calculator), both returning a `Plan`, and `report_with_plan` (a launch checker's report with the plan's
 verdicts beside its findings, for `check-args --gpu` and the checker page); for a running job, MFU from
@@ -52,6 +53,7 @@ _EXPORTS = {
     "sizing_text": "core.plan.sizing",
     "sizing_flags": "core.plan.sizing",
     "render_plan_text": "core.plan.render",
+    "sample_line": "core.plan.render",
     "LOW_MFU": "core.plan.mfu",
     "low_mfu_fix": "core.plan.mfu",
     "PLAN_RULES": "core.plan.verdicts",

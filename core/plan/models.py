@@ -85,6 +85,26 @@ class RolloutPlan(BaseModel):
     detail: list[Term]
 
 
+class SampleLimit(BaseModel):
+    """The longest sample the flags allow against the longest one a training micro-batch can hold: slime never
+    splits a sample, so one longer than --max-tokens-per-gpu x CP gets a micro-batch of its own."""
+
+    bound_tokens: int | None  # the longest sample the flags allow; None when no flag bounds it
+    bound_why: str
+    fits_tokens: int  # the longest sample whose micro-batch's training peak (central estimate) fits the GPU
+    gpu_tokens: int  # the most tokens a micro-batch may have on one GPU before that peak passes its memory
+    peak_at_bound: int | None  # the training peak with a micro-batch of the longest allowed samples
+    custom_generation: str | None  # the flag that hands generation to the user's code, if any
+    bytes_per_token: int  # what one more token of that micro-batch costs on the largest stage
+    logits_per_token: int  # of it: fp32 logits (and the output layer's input)
+    workspace_per_token: int  # of it: the log-prob workspace on the fp32 logits
+    activations_per_token: int
+    samples_per_micro_batch: int
+    dynamic: bool  # --use-dynamic-batch-size: micro-batches packed to --max-tokens-per-gpu, a longer sample alone
+    cp: int
+    source: str
+
+
 class PhasePlan(BaseModel):
     """What one GPU holds in one phase of a step (colocated runs: training with SGLang paused, and the reverse)."""
 
@@ -120,6 +140,7 @@ class Plan(BaseModel):
     time: TimePlan
     verdicts: list[Finding]
     assumptions: list[str]
+    sample: SampleLimit | None = None
 
     @property
     def ok(self) -> bool:

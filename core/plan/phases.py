@@ -28,9 +28,22 @@ def phases(tr: TrainingPlan, ro: RolloutPlan | None, colocated: bool, offload_tr
     return [train, PhasePlan(name="rollout", resident=rollout, total_bytes=sum(rollout.values()))]
 
 
-CPU_ADAM_BYTES = 20  # fp32 parameter, its fp32 grad, the fp32 copy param_update_in_fp32 keeps, two fp32 moments
+# What Megatron's HybridDeviceOptimizer keeps on the host for each parameter of a GPU's shard, at the pin
+# (megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py): with --use-precision-aware-optimizer and
+# --optimizer-cpu-offload it is handed the bf16 model-param shards (distrib_optimizer.py:440-450,
+# optimizer_config.py:360-366); each is cloned to a pinned bf16 host copy (:274) and at once to the fp32 copy
+# the CPU AdamW updates (:278), the bf16 clone being dropped; the first step allocates a pinned fp32 grad of the
+# same shape (:109-110); AdamW adds two fp32 moments. --overlap-cpu-optimizer-d2h-h2d only gives each parameter
+# its own CPU optimizer and streams (:203-207, :216-220): no staging buffer beyond those grads.
+CPU_ADAM_KEPT = 16  # fp32 copy 4 + pinned fp32 grad 4 + two fp32 moments 8
+# Real nodes hold more than that: slime#1851's training processes (101.9-102.7 GB each) are about 4.9 bytes a
+# parameter above CPU_ADAM_KEPT + the weight backups + the process baseline. The likely cause, PyTorch's pinned
+# host allocator (it rounds blocks up and caches freed ones, such as the dropped bf16 clones, until slime's first
+# sleep empties it: slime/utils/memory_utils.py:17-18), is outside the pinned sources, so this is an estimate.
+CPU_ADAM_PINNED_SLACK = 4
+CPU_ADAM_BYTES = CPU_ADAM_KEPT + CPU_ADAM_PINNED_SLACK
 PROCESS_BASELINE = 6 * (1 << 30)  # a training process's own resident memory: Python, torch, CUDA and NCCL libraries
-CPU_ADAM_SOURCE = megatron_source("megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py", 108)
+CPU_ADAM_SOURCE = megatron_source("megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py", 274)
 
 
 def host_plan(per_gpu_params: float, optimizer_params: float, offload_fraction: float, gpu_optimizer_bytes: int,
@@ -52,9 +65,11 @@ def host_plan(per_gpu_params: float, optimizer_params: float, offload_fraction: 
                       f"{', old actor and rollout actor' if old_actor else ''}) of {per_gpu_params / 1e9:.2f}B "
                       f"parameters × {gpus_per_node} GPUs a node")),
         Term(name="cpu_optimizer", bytes=terms["cpu_optimizer"], source=CPU_ADAM_SOURCE,
-             formula=(f"--optimizer-cpu-offload: {CPU_ADAM_BYTES} bytes (fp32 parameter, fp32 grad, fp32 update copy, two moments) × "
-                      f"{optimizer_params / 1e9:.2f}B parameters of a GPU's shard × {offload_fraction:.0%} × "
-                      f"{gpus_per_node} GPUs (at least: staging buffers come on top)") if cpu_adam else
+             formula=(f"--optimizer-cpu-offload: {CPU_ADAM_BYTES} bytes × {optimizer_params / 1e9:.2f}B parameters "
+                      f"of a GPU's shard × {offload_fraction:.0%} × {gpus_per_node} GPUs: the {CPU_ADAM_KEPT} the CPU "
+                      "optimizer keeps (an fp32 copy, its pinned fp32 grad, two fp32 moments) and about "
+                      f"{CPU_ADAM_PINNED_SLACK} of pinned-memory slack seen on real nodes (slime#1851; an "
+                      "estimate)") if cpu_adam else
              "the optimizer stays on the GPU"),
         Term(name="offloaded_optimizer", bytes=terms["offloaded_optimizer"], source=OFFLOAD_DEFAULT_SOURCE,
              formula=("the GPU optimizer state copied to the host while SGLang generates (--offload-train)"

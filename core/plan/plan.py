@@ -11,12 +11,13 @@ from core.findings import Finding, Severity
 from core.plan.fixes import first_fix
 from core.plan.flops import DEFAULT_MFU, plan_time
 from core.plan.gpus import find_gpu
+from core.plan.longest import sample_limit
 from core.plan.models import GIB, GpuOut, Plan, PlanError
 from core.plan.params import stage_params
 from core.plan.phases import host_plan, phases
 from core.plan.rollout import plan_rollout, read_rollout_inputs
 from core.plan.shape import Reader, Values, read_layout, read_shape
-from core.plan.training import plan_training, read_training_inputs
+from core.plan.training import TrainingInputs, plan_training, read_training_inputs
 from core.plan.verdicts import run_plan_rules
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ def plan_values(values: Values, gpu: str, gpus: int | None = None, gpus_per_node
     """The plan for a launch's flag values (`--flag` -> text, None for a switch), on GPUs of the named type.
 
     `gpus` and `gpus_per_node` stand in for values the script computes at run time (e.g. `${NUM_GPUS}`).
+    `search_fixes` also searches the longest sample that fits (`sample`, PLAN005) and the verdicts' smallest fixes;
+    the trial plans of a search (fixes, sizing) skip both, as they only read the peaks and the pool.
     Raises PlanError (a message for people) for an unknown GPU or a model without its sizes."""
     spec = find_gpu(gpu)
     if gpus is not None and not 1 <= gpus <= MAX_GPUS or gpus_per_node is not None and not 1 <= gpus_per_node <= MAX_GPUS:
@@ -69,6 +72,12 @@ def plan_values(values: Values, gpu: str, gpus: int | None = None, gpus_per_node
     context = _context_len(r)
     t_in = read_training_inputs(r, lay, context)
     training = plan_training(s, lay, t_in)
+
+    def peak_of(inp: TrainingInputs) -> tuple[int, dict[str, int]]:
+        trial = plan_training(s, lay, inp)
+        return trial.peak_bytes, trial.terms
+
+    sample = sample_limit(r, t_in, context, lay.cp, spec.memory_bytes, peak_of) if search_fixes else None
     offload_train = _offload_train(r)
     colocated = r.switch("--colocate")
     ro_in = read_rollout_inputs(r, lay, spec.memory_mib, context)
@@ -98,7 +107,7 @@ def plan_values(values: Values, gpu: str, gpus: int | None = None, gpus_per_node
                "mla": s.mla, "mtp_layers": s.mtp_layers, "params": training.params_total,
                "colocated": colocated, "offload_train": offload_train},
         training=training, rollout=rollout, phases=phases(training, rollout, colocated, offload_train),
-        host=host, time=time, verdicts=[], assumptions=list(dict.fromkeys(r.assumptions)),
+        host=host, time=time, verdicts=[], assumptions=list(dict.fromkeys(r.assumptions)), sample=sample,
     )
     verdicts = run_plan_rules(plan)
     if search_fixes:

@@ -10,6 +10,21 @@ def _g(n: float) -> str:
     return f"{n / GIB:7.2f} GiB"
 
 
+def sample_line(plan: Plan) -> str | None:
+    """The longest sample the flags allow against the longest one a micro-batch of its own holds (PLAN005's
+    numbers), in one sentence; None when the plan did not search it."""
+    sl = plan.sample
+    if sl is None:
+        return None
+    allowed = f"{sl.bound_tokens} tokens ({sl.bound_why})" if sl.bound_tokens else "not bounded by any flag"
+    alone = (f"in a micro-batch of {sl.samples_per_micro_batch} such samples" if sl.samples_per_micro_batch > 1
+             else "in a micro-batch of its own")
+    held = (f"a {plan.gpu.name} holds a sample of up to {sl.fits_tokens} tokens {alone} "
+            f"({sl.bytes_per_token / (1 << 20):.2f} MiB a token)" if sl.fits_tokens > 0 else
+            f"a {plan.gpu.name} holds no sample: the weights, gradients and optimizer fill it")
+    return f"Longest sample: {allowed}; {held} ({sl.source})."
+
+
 def render_plan_text(plan: Plan) -> str:
     tr, g = plan.training, plan.gpu
     p = tr.parallel
@@ -36,6 +51,8 @@ def render_plan_text(plan: Plan) -> str:
         lines.append(f"Phase {ph.name}: {ph.total_bytes / GIB:.1f} GiB a GPU ({parts})")
     lines.append(f"Host per node: {plan.host.bytes_per_node / GIB:.1f} GiB "
                  + ", ".join(f"{k} {v / GIB:.1f}" for k, v in plan.host.terms.items()))
+    if (line := sample_line(plan)) is not None:
+        lines.append(line)
     tm = plan.time
     lines.append(f"Time: {tm.flops_per_rollout / 1e15:.1f} PFLOP a rollout ({tm.samples_per_rollout} samples of "
                  f"{tm.sample_tokens} tokens), about {tm.seconds_per_rollout:.0f} s of training at {tm.mfu:.0%} MFU "

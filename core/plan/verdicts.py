@@ -2,7 +2,8 @@
 
 PLAN001 training will not fit (error beyond the band, warning inside it), PLAN002 the KV pool holds fewer
 concurrent sequences than one rollout asks for (warning; an empty pool is an error: SGLang refuses to start),
-PLAN003 host memory short (warning, when the node's RAM is known). Each rule is a function of the Plan alone,
+PLAN003 host memory short (warning, when the node's RAM is known), PLAN005 no flag bounds a sample's length, so
+the longest sample's micro-batch (slime never splits a sample) may not fit (warning, with the length that does). Each rule is a function of the Plan alone,
 so it depends on no other rule and can run beside the launch checker's."""
 
 from __future__ import annotations
@@ -123,10 +124,58 @@ def _host_fix(terms: dict[str, int]) -> str:
     return "; or ".join(steps)
 
 
+def sample_length(plan: Plan) -> list[Finding]:
+    """PLAN005: when no flag bounds a sample's length (a custom generate or rollout function, the SFT data), the
+    longest sample the GPU holds in a micro-batch of its own. A length the flags bound is in PLAN001's peak
+    already (the training plan's micro-batch is at least the longest sample)."""
+    sl = plan.sample
+    if sl is None or sl.bound_tokens is not None:
+        return []
+    tr = plan.training
+    p = tr.parallel
+    if sl.dynamic:
+        packing = ("slime never splits a sample: one longer than --max-tokens-per-gpu × CP gets a micro-batch of its "
+                   "own (the one micro-batch allowed over the cap), so the longest sample sets the largest micro-batch")
+    else:
+        packing = (f"Without dynamic batching a micro-batch is --micro-batch-size {sl.samples_per_micro_batch} "
+                   "sample(s) whatever their length, so the longest samples set the largest micro-batch")
+    costs = (f"fp32 logits and the output layer's input {_mib(sl.logits_per_token)}, the log-prob workspace on "
+             f"them {_mib(sl.workspace_per_token)} (4 bytes × vocabulary {plan.model['padded_vocab']} / TP "
+             f"{p['tp']} each), activations {_mib(sl.activations_per_token)}")
+    if sl.gpu_tokens <= 0:
+        limit = "no sample fits: the weights, gradients and optimizer alone fill the GPU."
+    elif sl.fits_tokens <= 0:
+        limit = (f"a micro-batch holds at most {sl.gpu_tokens} tokens a GPU, fewer than its "
+                 f"{sl.samples_per_micro_batch} samples of one token: lower --micro-batch-size.")
+    else:
+        limit = (f"a sample longer than about {sl.fits_tokens} tokens does not fit on a {plan.gpu.name} of "
+                 f"{_gib(plan.gpu.memory_bytes)} (there the training peak reaches the GPU's memory, before our "
+                 f"±{tr.uncertainty:.0%} band).")
+    message = (f"No flag bounds a sample's length: {sl.bound_why}. {packing}, at about "
+               f"{_mib(sl.bytes_per_token)} a token of it on a GPU of the last stage ({costs}); {limit}")
+    if sl.custom_generation == "--rollout-function-path" and "SFT" in sl.bound_why:
+        bound = f"keep the data's samples to at most {max(sl.fits_tokens, 0)} tokens"
+    else:
+        bound = (f"bound the sample: set --rollout-max-context-len {max(sl.fits_tokens, 0)} (or less) and have your "
+                 "generate function stop there, as slime's retool example does (examples/retool/"
+                 "generate_with_retool.py:244-268@624b824a clamps each turn's new tokens to the room left and trims "
+                 "tool output; without the flag it stops at CP × --max-tokens-per-gpu); slime's own generation does "
+                 "not read that flag")
+    spread = (f"or spread a long sample over more GPUs: --context-parallel-size {p['cp'] * 2} splits its tokens, "
+              f"--tensor-model-parallel-size {p['tp'] * 2} its vocabulary")
+    return [Finding(code="PLAN005", severity=Severity.WARNING, source=sl.source, flag=sl.custom_generation,
+                    message=message, fix=f"{bound}; {spread}")]
+
+
+def _mib(n: float) -> str:
+    return f"{n / (1 << 20):.2f} MiB"
+
+
 PLAN_RULES: dict[str, tuple[PlanRule, str]] = {
     "PLAN001": (training_fit, "training will not fit on the GPU (error beyond the uncertainty band, warning inside)"),
     "PLAN002": (kv_capacity, "the KV pool holds fewer concurrent sequences than the rollout asks for"),
     "PLAN003": (host_memory, "host memory short for weight backups and offloaded optimizer states"),
+    "PLAN005": (sample_length, "no flag bounds a sample's length: the longest sample's micro-batch may not fit"),
 }
 
 

@@ -66,3 +66,19 @@ def test_the_gpu_type_comes_from_the_profile(app_env, make_app):
     at = make_app(PAGE).run()
     assert not at.exception and at.selectbox(key="plan_gpu").value == "H200"
     assert "140.4 GiB" in _metric(at, "GPU memory")
+
+
+def test_a_multi_turn_script_is_warned_that_no_flag_bounds_its_samples(open_page):
+    at = open_page(profile=False)
+    at.radio(key="plan_source").set_value("a launch script").run()
+    script = ("MODEL_ARGS=(--num-layers 36 --hidden-size 2560 --ffn-hidden-size 9728 --num-attention-heads 32 "
+              "--group-query-attention --num-query-groups 8 --kv-channels 128 --vocab-size 151936 --swiglu "
+              "--normalization RMSNorm --disable-bias-linear)\n"
+              "python3 train.py --colocate ${MODEL_ARGS[@]} --tensor-model-parallel-size 2 --use-dynamic-batch-size "
+              "--max-tokens-per-gpu 9216 --rollout-num-gpus-per-engine 2 "
+              "--custom-generate-function-path generate_with_retool.generate\n")
+    at.text_area(key="plan_script").input(script).run()
+    assert not at.exception
+    warned = " ".join(w.value for w in at.warning).replace("\\", "")  # markdown escapes
+    assert "PLAN005" in warned and "--rollout-max-context-len" in warned
+    assert any("Longest sample: not bounded by any flag" in c.value.replace("\\", "") for c in at.caption)

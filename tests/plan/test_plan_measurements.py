@@ -58,7 +58,7 @@ def estimate(m: dict) -> tuple[float, float]:
     if kind == "static":
         return float(not any(v.code == "PLAN001" and v.severity.value == "error" for v in plan.verdicts)), 1.0
     if kind == "oom":
-        return float(any(v.code == "PLAN001" for v in plan.verdicts)), 1.0
+        return float(any(v.code in ("PLAN001", "PLAN005") for v in plan.verdicts)), 1.0
     raise AssertionError(f"unknown kind {kind}")
 
 
