@@ -25,9 +25,11 @@ from core.data.report import (
 )
 from core.data.rules import (
     CODE_BY_NAME,
+    LABEL_STATE_RULES,
     MISSING,
     RULES,
     DataKeys,
+    LabelState,
     Problem,
     Verdict,
     check_key_names,
@@ -244,8 +246,9 @@ class _RowJudge:
         if verdict is Verdict.USED and len(self.summary.samples) < SAMPLE_ROWS:
             self._add_sample(row, line, raw)
 
-    def label_problem_row(self, row: dict, line: int, raw: bytes, chat: bool, chars: int, label: Any) -> None:
-        """What check_row does with a row the fast path found plainly fine but for its label (missing, null or
+    def label_problem_row(self, row: dict, line: int, raw: bytes, chat: bool, chars: int,
+                          state: LabelState) -> None:
+        """What check_row does with a row every screen passed but the label's (`state`: missing, null or
         blank), without running every validator again: a finding that half a million rows repeat costs a
         count each, its first rows are listed (tests/test_data_check.py compares both routes)."""
         self.records += 1
@@ -254,18 +257,17 @@ class _RowJudge:
         fmt = "chat" if chat else "text"
         self.formats[fmt] = self.formats.get(fmt, 0) + 1
         self._count_length(chars)
-        missing = label is MISSING
-        type_name = "missing" if missing else "null" if label is None else "string"
+        type_name = _LABEL_STATE_TYPES[state]
         self.label_types[type_name] = self.label_types.get(type_name, 0) + 1
-        code = "DATA006" if missing else "DATA007"
+        code = CODE_BY_NAME[LABEL_STATE_RULES[state]]
         count = self.code_counts.get(code, 0) + 1
         self.code_counts[code] = count
         if count <= self.max_listed:
             self.findings.append(finding_for(check_label(row, self.keys), line))
-        if missing:
-            self.tally.add(Verdict.CRASH)
+        verdict = _LABEL_STATE_VERDICTS[state]
+        self.tally.add(verdict)
+        if verdict is Verdict.CRASH:
             return
-        self.tally.add(USED_WITH_WARNINGS)
         if len(self.summary.samples) < SAMPLE_ROWS:
             self._add_sample(row, line, raw)
 
@@ -302,18 +304,20 @@ class _RowJudge:
             self.length_min = chars
 
     def _add_fast_rows(self, text_lengths: list[int], chat_lengths: list[int], other_labels: list[type],
-                       label_faults: list[int] | None = None) -> None:
+                       label_faults: dict[LabelState, int]) -> None:
         """Fold one block's rows counted by the fast path into the checker's numbers: plainly fine rows, and
         rows whose only problem is a missing, null or blank label (`label_faults`, their findings already
         emitted)."""
-        missing, null, blank = label_faults or (0, 0, 0)
+        missing, null, blank = (label_faults[state] for state in (LabelState.MISSING, LabelState.NULL,
+                                                                   LabelState.BLANK))
         rows = len(text_lengths) + len(chat_lengths)
         self.records += rows
         self.object_rows += rows
         if self.row_slice is None:
-            self.tally.counts[Verdict.USED] += rows - missing - null - blank
-            self.tally.counts[Verdict.CRASH] += missing
-            self.tally.counts[USED_WITH_WARNINGS] += null + blank
+            counts = self.tally.counts
+            counts[Verdict.USED] += rows - missing - null - blank
+            for state in (LabelState.MISSING, LabelState.NULL, LabelState.BLANK):
+                counts[_LABEL_STATE_VERDICTS[state]] += label_faults[state]
             self.tally.rows += rows
         for name, lengths in (("text", text_lengths), ("chat", chat_lengths)):
             if not lengths:
@@ -509,6 +513,10 @@ class _RowJudge:
 
 
 _CHAT_WITHOUT_TEMPLATE = Problem("chat-without-template", "")
+_LABEL_STATE_VERDICTS: dict[LabelState, Tallied] = {  # what check_row's verdict makes of each label finding
+    state: Verdict.CRASH if RULES[CODE_BY_NAME[rule]].verdict is Verdict.CRASH else USED_WITH_WARNINGS
+    for state, rule in LABEL_STATE_RULES.items()}
+_LABEL_STATE_TYPES = {LabelState.MISSING: "missing", LabelState.NULL: "null", LabelState.BLANK: "string"}
 _JSON_TYPE_NAMES = {str: "string", int: "number", float: "number", bool: "boolean", list: "list", dict: "object",
                     type(None): "null", MISSING.__class__: "missing"}
 
