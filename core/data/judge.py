@@ -347,6 +347,58 @@ class _RowJudge:
             text = text[:SAMPLE_CHARS] + f"... ({len(text) - SAMPLE_CHARS} more characters)"
         self.summary.samples.append(SampleRow(line=line, text=text))
 
+    # -- parts of one file ---------------------------------------------------------------------------
+    def absorb(self, part: _RowJudge, lines_before: int) -> None:
+        """Fold in what another judge found in the next part of the file (its lines numbered from 1, after
+        `lines_before` lines), as if this judge had read that part itself: counts add up, the listed
+        findings stay the first ones of each code in file order, the first rows and first lines are kept.
+
+        Exact without a row slice or a tokenizer (their counts depend on order) and while no key is counted
+        in `other_keys` (core/data/parallel.py checks both).
+        """
+        listed = {code: min(count, self.max_listed) for code, count in self.code_counts.items()}
+        for finding in part.findings:
+            count = listed.get(finding.code, 0)
+            if count < self.max_listed:
+                listed[finding.code] = count + 1
+                self.findings.append(finding if finding.line is None else
+                                     finding.model_copy(update={"line": finding.line + lines_before}))
+        _add_counts(self.code_counts, part.code_counts)
+        _add_counts(self.tally.counts, part.tally.counts)
+        self.tally.rows += part.tally.rows
+        self.lines_skipped += part.lines_skipped
+        self.lines_skipped_unread += part.lines_skipped_unread
+        self.records += part.records
+        self.object_rows += part.object_rows
+        _add_counts(self.key_shapes, part.key_shapes)
+        _add_counts(self.key_counts, part.key_counts)
+        _add_counts(self.label_types, part.label_types)
+        _add_counts(self.formats, part.formats)
+        self.length_bins = [mine + theirs for mine, theirs in zip(self.length_bins, part.length_bins, strict=True)]
+        if part.length_min is not None:
+            self.length_min = part.length_min if self.length_min is None else min(self.length_min, part.length_min)
+        self.length_max = max(self.length_max, part.length_max)
+        self.length_sum += part.length_sum
+        self.length_rows += part.length_rows
+        self.chat_without_template += part.chat_without_template
+        if self.chat_without_template_line is None and part.chat_without_template_line is not None:
+            self.chat_without_template_line = part.chat_without_template_line + lines_before
+        if self.first_crlf_line is None and part.first_crlf_line is not None:
+            self.first_crlf_line = part.first_crlf_line + lines_before
+        if self.first_non_utf8 is None and part.first_non_utf8 is not None:
+            problem, line = part.first_non_utf8
+            self.first_non_utf8 = (problem, line + lines_before)
+        self.non_utf8_lines += part.non_utf8_lines
+        summary, theirs = self.summary, part.summary
+        for sample in theirs.samples[:SAMPLE_ROWS - len(summary.samples)]:
+            summary.samples.append(sample.model_copy(update={"line": sample.line + lines_before}))
+        summary.other_keys += theirs.other_keys
+        summary.lines += theirs.lines
+        summary.blank_lines += theirs.blank_lines
+        summary.crlf_lines += theirs.crlf_lines
+        summary.bytes_read += theirs.bytes_read
+        summary.complete = summary.complete and theirs.complete
+
     # -- summary ----------------------------------------------------------------------------------------
     def finish(self, started: float) -> DataReport:
         summary = self.summary
@@ -520,6 +572,11 @@ _LABEL_STATE_TYPES = {LabelState.MISSING: "missing", LabelState.NULL: "null", La
 _JSON_TYPE_NAMES = {str: "string", int: "number", float: "number", bool: "boolean", list: "list", dict: "object",
                     type(None): "null", MISSING.__class__: "missing"}
 
+
+
+def _add_counts(counts: dict, more: dict) -> None:
+    for name, count in more.items():
+        counts[name] = counts.get(name, 0) + count
 
 
 def _bound(value: int | None) -> str:

@@ -104,13 +104,15 @@ class _LineReader(_RowJudge):
             self.lines_skipped_unread += 1
         where = f"column {exc.colno}" if exc.lineno == 1 else f"position {exc.pos}"
         if text.startswith("\ufeff"):
-            where = "The file starts" if lineno == 1 else "This line starts (files joined together?)"
+            where = ("The file starts" if lineno == 1 and self.at_file_start
+                     else "This line starts (files joined together?)")
             self.emit(Problem("byte-order-mark", f"{where} with a UTF-8 byte order mark; json.loads rejects "
                                                  "it, so slime drops the line."), lineno)
         elif not terminated:
             self.emit(Problem("truncated-last-line", f"The last line has no newline and is not valid JSON "
                                                      f"({exc.msg} at {where})."), lineno)
-        elif self.at_file_start and lineno == self.summary.blank_lines + 1 and stripped.startswith("["):
+        elif (self.at_file_start and lineno == self.summary.blank_lines + 1  # every line before was blank
+              and stripped.startswith("[")):
             self.emit(Problem("json-array", "The file starts a JSON array ('['): this is a .json document, "
                                             "not JSON Lines. slime drops every line that is not one whole JSON "
                                             "value: the brackets and each element followed by a comma; an "

@@ -21,6 +21,7 @@ import orjson
 
 from core.data.judge import SAMPLE_ROWS, ProgressFn
 from core.data.lines import _LineReader, _LongLine
+from core.data.parallel import PartReader, plan_parts, scan_in_parts
 from core.data.report import (
     MAX_LINE_BYTES,
     MAX_LISTED_PER_CODE,
@@ -69,7 +70,8 @@ class _Checker(_LineReader):
     fast_path = True  # tests turn it off to compare the fast route with the validators
 
     # -- JSON Lines -----------------------------------------------------------------------------------
-    def scan_jsonl(self, stream: IO[bytes], total: int | None, *, first_byte: int = 0) -> None:
+    def scan_jsonl(self, stream: IO[bytes], total: int | None, *, first_byte: int = 0,
+                   whole_file: bool = True) -> None:
         """Read the stream in blocks, split lines on b'\\n', check each; lines over the cap are skipped.
 
         The rules decide every row; this loop only asks their cheap screens (core/data/rules.py) on the
@@ -78,8 +80,8 @@ class _Checker(_LineReader):
         (plain_metadata). Such a row is counted here; its label's LabelState decides whether it is simply
         used or carries the label finding (worded by check_label, counted as check_row would). A row any
         screen refuses goes to check_row and the full validators. Speed matters (issue 28), so the loop keeps
-        its state in locals. `first_byte` is where the stream starts in the file (core/data/parallel.py
-        reads a file in parts).
+        its state in locals. For one part of a file (core/data/parallel.py), `first_byte` is where the part
+        starts, `total` where it ends, and `whole_file` False leaves the size check to the caller.
         """
         summary = self.summary
         loads, dumps = orjson.loads, orjson.dumps
@@ -126,7 +128,8 @@ class _Checker(_LineReader):
             done += len(block)
             if self.progress is not None and done >= next_report:
                 next_report = done + 8 * 1024 * 1024
-                self.progress(min(done / total, 1.0) if total else 0.0, f"{done / 1e6:.0f} MB, {lineno} lines")
+                self.progress(min((first_byte + done) / total, 1.0) if total else 0.0,
+                              f"{(first_byte + done) / 1e6:.0f} MB" + (f", {lineno} lines" if whole_file else ""))
             if long_line is not None:
                 cut = block.find(b"\n")
                 if cut < 0:
@@ -250,9 +253,15 @@ class _Checker(_LineReader):
             slow(b"".join(carry), lineno, False)
         summary.lines = lineno
         summary.bytes_read = done
-        if total is not None and first_byte + done != total and summary.complete:
+        if whole_file:
+            self.check_size(total)
+
+    def check_size(self, total: int | None) -> None:
+        """The file-changed rule: a file read to its end must be as big as it was when the check started."""
+        read = self.summary.bytes_read
+        if total is not None and read != total and self.summary.complete:
             self.emit(Problem("file-changed", f"The file was {total} bytes when the check started and "
-                                              f"{first_byte + done} bytes were read."), None)
+                                              f"{read} bytes were read."), None)
 
     # -- parquet ------------------------------------------------------------------------------------
     def scan_parquet(self, source: Any) -> None:
@@ -296,8 +305,11 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
                  row_slice: slice | None = None, max_line_bytes: int = MAX_LINE_BYTES,
                  max_listed: int = MAX_LISTED_PER_CODE, progress: ProgressFn | None = None,
                  tokenizer: LoadedTokenizer | None = None, lengths: LengthSettings | None = None,
-                 tokenizer_problem: str | None = None) -> DataReport:
+                 tokenizer_problem: str | None = None, parts: int | None = None) -> DataReport:
     """Check an open binary stream (an upload, or a file opened by check_path) named `name`.
+
+    A large regular file is read in `parts` processes (default: one per core) where that gives the same
+    report as one pass (core/data/parallel.py); `parts=1` reads it in one pass.
 
     With `tokenizer` (core.data.tokens.load_tokenizer), prompts are also rendered and counted the way
     slime's Dataset does, under `lengths`; `tokenizer_problem` is why a requested tokenizer could not be
@@ -340,14 +352,31 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
         checker.stop_at_start(magic_problem, 1, whole_file=True)
         checker.summary.complete = False
         return checker.finish(started)
-    checker.scan_jsonl(stream, size)
+    planned = plan_parts(stream, size, parts) if _in_parts_ok(checker) else None
+    if planned is not None and scan_in_parts(checker, lambda: _Checker(name, keys, row_slice=None,
+                                                                       max_line_bytes=max_line_bytes,
+                                                                       max_listed=max_listed, progress=None),
+                                             _scan_part, *planned, progress):
+        checker.check_size(size)
+    else:
+        checker.scan_jsonl(stream, size)
     return checker.finish(started)
+
+
+def _in_parts_ok(checker: _Checker) -> bool:
+    """Parts fold into one pass's report without a row slice and without a tokenizer (core/data/parallel.py)."""
+    return checker.row_slice is None and checker.tokens is None
+
+
+def _scan_part(checker: _Checker, reader: PartReader, first_byte: int, end: int | None) -> None:
+    checker.scan_jsonl(reader, end, first_byte=first_byte, whole_file=False)
 
 
 def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, name: str | None = None,
                max_line_bytes: int = MAX_LINE_BYTES, max_listed: int = MAX_LISTED_PER_CODE,
                progress: ProgressFn | None = None, tokenizer: LoadedTokenizer | None = None,
-               lengths: LengthSettings | None = None, tokenizer_problem: str | None = None) -> DataReport:
+               lengths: LengthSettings | None = None, tokenizer_problem: str | None = None,
+               parts: int | None = None) -> DataReport:
     """Check a file on this machine. A trailing `@[start:end]` is slime's row slice.
 
     `name` is the path as the user wrote it (slime checks the ending of that string, not of a link's
@@ -380,7 +409,7 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
     with stream:
         return check_stream(stream, name or str(path), keys, size=info.st_size, row_slice=row_slice,
                             max_line_bytes=max_line_bytes, max_listed=max_listed, progress=progress,
-                            tokenizer=tokenizer, lengths=lengths, tokenizer_problem=tokenizer_problem)
+                            tokenizer=tokenizer, lengths=lengths, tokenizer_problem=tokenizer_problem, parts=parts)
 
 
 def check_bytes(data: bytes, name: str, keys: DataKeys | None = None, **options: Any) -> DataReport:
