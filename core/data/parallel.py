@@ -20,6 +20,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
+import signal
 import stat
 import threading
 from collections.abc import Callable
@@ -116,13 +117,19 @@ def scan_in_parts(whole: _RowJudge, make_checker: Callable[[], Any], scan_part: 
     bounds = list(zip([0, *cuts], [*cuts, None], strict=True))
     context = multiprocessing.get_context("fork")
     children: list[tuple[Any, Connection]] = []
+    received = False
     try:
         for start, end in bounds[1:]:
             receiver, sender = context.Pipe(duplex=False)
             child = context.Process(target=_read_part, args=(sender, make_checker, scan_part, fd, start, end),
                                     daemon=True)
-            child.start()
-            sender.close()
+            try:
+                child.start()
+            except (AssertionError, OSError):  # a daemonic process may not fork; no process left to fork
+                receiver.close()
+                return False
+            finally:
+                sender.close()
             children.append((child, receiver))
         first = make_checker()
         first.progress = progress
@@ -133,10 +140,13 @@ def scan_in_parts(whole: _RowJudge, make_checker: Callable[[], Any], scan_part: 
                 results.append(receiver.recv())
             except (EOFError, OSError):
                 return False
+        received = True
     finally:
         for child, receiver in children:
             receiver.close()
-            child.join(timeout=5)
+            if not received:  # stopped early (a failed part, Ctrl-C): the others' work is not wanted
+                child.kill()
+            child.join(timeout=10)
             if child.is_alive():
                 child.kill()
                 child.join()
@@ -153,7 +163,9 @@ def scan_in_parts(whole: _RowJudge, make_checker: Callable[[], Any], scan_part: 
 
 def _read_part(sender: Connection, make_checker: Callable[[], Any], scan_part: ScanPart, fd: int, start: int,
                end: int | None) -> None:
-    """A child's work: read one part and send its checker back (None when reading failed)."""
+    """A child's work: read one part and send its checker back (None when reading failed). Ctrl-C is the
+    parent's to handle (it stops the children), so a child never prints a traceback for it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         checker = make_checker()
         checker.at_file_start = False
@@ -162,6 +174,8 @@ def _read_part(sender: Connection, make_checker: Callable[[], Any], scan_part: S
         checker = None
     try:
         sender.send(checker)
+    except Exception:  # noqa: BLE001 - nothing sent: the parent sees the end of the pipe, reads in one pass
+        pass
     finally:
         sender.close()
 
