@@ -208,6 +208,7 @@ class LabelState(IntEnum):
     BLANK = 3  # label-empty: kept, the reward function gets an empty string
 
 
+_GIVEN, _MISSING, _NULL, _BLANK = LabelState  # an enum's members, read as attributes, are slow on every row
 LABEL_STATE_RULES: dict[LabelState, str] = {LabelState.MISSING: "label-missing", LabelState.NULL: "label-empty",
                                             LabelState.BLANK: "label-empty"}
 
@@ -536,13 +537,13 @@ def check_label(row: dict, keys: DataKeys) -> Problem | None:
 def label_state(label: Any) -> LabelState:
     """The label rule on one value (MISSING when the row has no label key): a missing key, a null, or a blank
     string (is_blank) is a finding; any other value is given to the reward function as is."""
+    if label.__class__ is str:  # the common case first: the reader asks this on every row
+        return _BLANK if is_blank(label) else _GIVEN
     if label is MISSING:
-        return LabelState.MISSING
+        return _MISSING
     if label is None:
-        return LabelState.NULL
-    if isinstance(label, str) and is_blank(label):
-        return LabelState.BLANK
-    return LabelState.GIVEN
+        return _NULL
+    return _BLANK if isinstance(label, str) and is_blank(label) else _GIVEN
 
 
 def check_tools(row: dict, keys: DataKeys) -> list[Problem]:

@@ -100,16 +100,19 @@ class _Checker(_LineReader):
         template, tally, sliced = keys.apply_chat_template, self.tally, self.row_slice is not None
         given, missing = LabelState.GIVEN, LabelState.MISSING
         # Plain rows holding only the keys the screens looked at are counted without building a key tuple:
-        # key_names[label read][metadata present] are their keys, known_rows the count of such rows.
-        read_label_keys = tuple(sorted({input_key, label_key} - {None}))
-        key_names = [[(input_key,), (input_key, metadata_key)],
-                     [read_label_keys, (*read_label_keys, metadata_key)]]
-        known_rows = [[0, 0], [0, 0]]
-        known_shapes = metadata_key not in (input_key, label_key)
+        # the prompt key, the label key unless it is missing, the metadata key when present. By whether the
+        # label was read, sizes[metadata present] is the size of such a row (None: no row is taken as one)
+        # and rows[metadata present] their count.
+        read_keys, unread_keys = tuple(sorted({input_key, label_key} - {None})), (input_key,)
+        known = metadata_key not in (input_key, label_key)
+        read_sizes = (len(read_keys), len(read_keys) + 1) if known else (None, None)
+        unread_sizes = (1, 2) if known else (None, None)
+        read_rows, unread_rows = [0, 0], [0, 0]
         if not fast:
             input_key = _NO_SUCH_KEY  # every row goes to check_row
         text_lengths: list[int] = []
         chat_lengths: list[int] = []
+        add_text_length, add_chat_length = text_lengths.append, chat_lengths.append
         other_labels: list[type] = []
         label_faults = dict.fromkeys(LabelState, 0)  # rows of this block whose only finding is their label's
         code_counts, findings, max_listed = self.code_counts, self.findings, self.max_listed
@@ -184,13 +187,13 @@ class _Checker(_LineReader):
                         check_row(row, lineno, line, None)
                         continue
                     chars = len(prompt)
-                    lengths = text_lengths
+                    add_length = add_text_length
                 else:
                     chars = plain_messages_chars(prompt) if template and prompt.__class__ is list else None
                     if chars is None:
                         check_row(row, lineno, line, None)
                         continue
-                    lengths = chat_lengths
+                    add_length = add_chat_length
                 metadata = row.get(metadata_key)
                 if not plain_metadata(metadata):
                     check_row(row, lineno, line, None)
@@ -203,7 +206,7 @@ class _Checker(_LineReader):
                         if label.__class__ is not str:
                             other_labels.append(label.__class__)
                     elif per_row_extras:
-                        label_row(row, lineno, line, lengths is chat_lengths, chars, state)
+                        label_row(row, lineno, line, add_length is add_chat_length, chars, state)
                         continue
                     else:  # counted here, its first rows listed, as check_row would
                         code = CODE_BY_NAME[LABEL_STATE_RULES[state]]
@@ -213,10 +216,15 @@ class _Checker(_LineReader):
                             findings.append(finding_for(check_label(row, keys), lineno))
                         label_faults[state] += 1
                 # The row is used (or crashes on its missing label): its numbers are its length and its keys.
-                lengths.append(chars)
-                label_read, has_metadata = state is not missing, metadata is not None
-                if known_shapes and len(row) == len(key_names[label_read][has_metadata]):
-                    known_rows[label_read][has_metadata] += 1
+                add_length(chars)
+                has_metadata = metadata is not None
+                if state is missing:
+                    if len(row) == unread_sizes[has_metadata]:
+                        unread_rows[has_metadata] += 1
+                    else:
+                        count_keys(row)
+                elif len(row) == read_sizes[has_metadata]:
+                    read_rows[has_metadata] += 1
                 else:
                     count_keys(row)
                 if per_row_extras:  # (a label finding took the label_row route above)
@@ -240,10 +248,9 @@ class _Checker(_LineReader):
                     for part in carry:
                         long_line.feed(part)
                     carry, carry_len = [], 0
-        for label_read in (True, False):  # in this order, as the reports have always listed them
-            with_metadata, without = known_rows[label_read][True], known_rows[label_read][False]
-            if with_metadata + without:
-                self._add_keys(key_names[label_read][False], with_metadata + without)
+        for names, (without, with_metadata) in ((read_keys, read_rows), (unread_keys, unread_rows)):
+            if with_metadata + without:  # in this order, as the reports have always listed them
+                self._add_keys(names, with_metadata + without)
             if with_metadata:
                 self._add_keys((metadata_key,), with_metadata)
         if long_line is not None:
