@@ -187,6 +187,17 @@ def test_cuts_are_line_starts_and_a_long_last_line_gets_none(tmp_path):
         assert parallel.line_starts(handle.fileno(), 10_003, 2) == []
 
 
+def test_a_cut_is_looked_for_only_so_far_past_its_offset(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "MAX_SEARCH_BYTES", 1000)
+    data = b"{}\n" * 1000 + b"x" * 6000 + b"\n" + b"{}\n" * 1000  # the middle cut falls in the long line
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(data)
+    with open(path, "rb") as handle:
+        cuts = parallel.line_starts(handle.fileno(), len(data), 4)
+    assert len(cuts) == 2 and all(data[cut - 1:cut] == b"\n" for cut in cuts)
+    assert cuts == [3000, 9001]  # the cut inside the long line (nominal 6000) is left out
+
+
 # ---------------------------------------------------------------- the screens and their rules -------------
 
 VALUES = ["", " ", "\u3000", "x", " x ", None, 0, 1.5, True, [], {}, {"a": 1}, ["x"], MISSING]

@@ -31,6 +31,7 @@ from core.data.judge import MAX_KEYS, ProgressFn, _RowJudge
 
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting a process costs more than it saves
 MAX_PARTS = 8
+MAX_SEARCH_BYTES = 64 * 1024 * 1024  # how far past a nominal cut a line start is looked for
 _SEARCH_BYTES = 64 * 1024
 _PRINTABLE = re.compile(rb"[\x21-\x7e]")  # a byte that is a character no str.strip() removes
 
@@ -64,32 +65,31 @@ class PartReader:
 def line_starts(fd: int, size: int, parts: int) -> list[int]:
     """Where to cut a file of `size` bytes into `parts` parts: for each nominal offset size*k/parts, the
     start of the first line that begins at or after it. Cuts are strictly increasing and inside the file;
-    a cut that would fall past the file's end (one long last line) is left out."""
+    a cut that would fall past the file's end (one long last line), or more than MAX_SEARCH_BYTES on, is
+    left out (that part joins the one before)."""
     cuts: list[int] = []
     for k in range(1, parts):
         position = max(size * k // parts, cuts[-1] + 1 if cuts else 1) - 1  # a line starts after b"\n"
-        while position < size:
-            chunk = os.pread(fd, _SEARCH_BYTES, position)
+        give_up = min(size, position + MAX_SEARCH_BYTES)
+        cut = None
+        while position < give_up:
+            chunk = os.pread(fd, min(_SEARCH_BYTES, give_up - position), position)
             if not chunk:
-                position = size
                 break
             found = chunk.find(b"\n")
             if found >= 0:
-                position += found + 1
+                cut = position + found + 1
                 break
             position += len(chunk)
-        if position >= size:
-            break
-        cuts.append(position)
+        if cut is not None and cut < size:
+            cuts.append(cut)
     return cuts
 
 
-def plan_parts(stream: IO[bytes], size: int | None, parts: int | None, *, min_bytes: int | None = None) -> (
-        tuple[int, list[int]] | None):
+def plan_parts(stream: IO[bytes], size: int | None, parts: int | None) -> tuple[int, list[int]] | None:
     """(file descriptor, cuts) when this file can be read in parts, else None. `parts` None: one per core."""
     parts = min(usable_cores() if parts is None else parts, MAX_PARTS)
-    min_bytes = PARALLEL_MIN_BYTES if min_bytes is None else min_bytes
-    if parts < 2 or size is None or size < max(min_bytes, 2) or threading.active_count() != 1:
+    if parts < 2 or size is None or size < max(PARALLEL_MIN_BYTES, 2) or threading.active_count() != 1:
         return None
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
