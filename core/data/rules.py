@@ -579,7 +579,7 @@ def check_metadata(row: dict, keys: DataKeys) -> Problem | None:
     metadata.get(...) (data.py:336, from slime/ray/rollout.py:750). Falsy values become {}.
     """
     metadata = row.get(keys.metadata_key)
-    if not metadata or plain_metadata(metadata):
+    if not metadata or isinstance(metadata, dict):
         if isinstance(metadata, dict) and keys.tool_key and keys.tool_key in row and "tools" in metadata:
             return Problem("metadata-tools", f"'{keys.metadata_key}' already has 'tools'; slime replaces it with "
                                              f"the value of '{keys.tool_key}'.")
@@ -589,7 +589,7 @@ def check_metadata(row: dict, keys: DataKeys) -> Problem | None:
 
 
 def plain_metadata(metadata: Any) -> bool:
-    """The metadata rule's cheap screen: no metadata (None) or an object passes check_metadata on a row
+    """The metadata rule's cheap screen: no metadata (None) or a plain object passes check_metadata on a row
     without the tool key. Other values, falsy ones included, need check_metadata to decide."""
     return metadata is None or metadata.__class__ is dict
 
