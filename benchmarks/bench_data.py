@@ -172,7 +172,7 @@ def worker(kind: str, path: str) -> dict:
     else:
         report = check_path(path, DataKeys(input_key="prompt", label_key="label",
                                            apply_chat_template=path.endswith(".jsonl")),
-                            parts=1 if kind == "check-1" else None)
+                            processes=1 if kind == "check-1" else None)
         s = report.summary
         result = {"rows_used": s.rows_used, "rows_skipped": s.rows_skipped, "rows_crash": s.rows_crash,
                   "findings": s.findings_by_code}

@@ -92,8 +92,8 @@ MIDDLES = {"invalid-json": b'{"prompt": "cut here", "label": ' + b" " * 3500,
            "over-the-cap": b'{"prompt": "' + b"z" * 9000 + b'", "label": "1"}'}
 
 
-def report_of(path, keys, parts, **options):
-    report = check_path(path, keys, parts=parts, **options).model_dump()
+def report_of(path, keys, processes, **options):
+    report = check_path(path, keys, processes=processes, **options).model_dump()
     report["summary"].pop("seconds")
     return report
 
@@ -114,14 +114,18 @@ def small_parts(monkeypatch):
 
 
 @pytest.mark.parametrize("keys", KEYS, ids=str)
-@pytest.mark.parametrize("parts", [2, 3, 5])
+@pytest.mark.parametrize(("processes", "per_process"), [(2, 1), (3, 1), (5, 1), (2, 8)], ids=str)
 @pytest.mark.parametrize("middle", MIDDLES, ids=str)
-def test_parts_give_the_same_report_as_one_pass(tmp_path, small_parts, keys, parts, middle):
+def test_parts_give_the_same_report_as_one_pass(tmp_path, monkeypatch, small_parts, keys, processes, per_process,
+                                               middle):
+    monkeypatch.setattr(parallel, "MIN_PART_BYTES", 1)
+    monkeypatch.setattr(parallel, "PARTS_PER_PROCESS", per_process)
+    parts = processes * per_process
     path = tmp_path / "d.jsonl"
     path.write_bytes(straddling(errors_everywhere(), parts, MIDDLES[middle]))
     one = report_of(path, keys, 1, max_line_bytes=8192, max_listed=1000)
     assert small_parts == []
-    assert report_of(path, keys, parts, max_line_bytes=8192, max_listed=1000) == one
+    assert report_of(path, keys, processes, max_line_bytes=8192, max_listed=1000) == one
     assert small_parts == [True]
     lines = [f["line"] for f in one["findings"] if f["line"] is not None]
     assert len(lines) > 300 and max(lines) > 0.99 * one["summary"]["lines"] and min(lines) < 10
@@ -166,7 +170,7 @@ def test_more_keys_than_the_summary_keeps_fall_back_to_one_pass(tmp_path, small_
 
 
 def test_a_part_that_dies_makes_the_check_read_the_file_in_one_pass(tmp_path, small_parts, monkeypatch):
-    monkeypatch.setattr(parallel, "_read_part", lambda *args: os._exit(3))
+    monkeypatch.setattr(parallel, "_read_parts_in_child", lambda *args: os._exit(3))
     path = tmp_path / "d.jsonl"
     path.write_bytes(b"".join(line + b"\n" for line in errors_everywhere(400)))
     one = report_of(path, CHAT, 1, max_line_bytes=2048)

@@ -1,8 +1,9 @@
 """Reading one large JSON Lines file in parts, one process per core, with the very report of one pass.
 
-The file is cut at line starts near equal byte offsets. Each part is read by a checker of its own (the first
-part in this process, the others in forked children, all through os.pread so nobody moves the file's
-position), and the parts' results are folded in file order into the checker of the whole file
+The file is cut at line starts near equal byte offsets, into several parts a process. Each process (this
+one and forked children) takes the next part nobody has taken yet, so a process slowed by other work on the
+machine reads fewer parts; each part is read by a checker of its own, through os.pread so nobody moves the
+file's position. The parts' results are folded in file order into the checker of the whole file
 (`_RowJudge.absorb`: line numbers shifted by the lines before, the listed findings the first of each code,
 the first rows and first lines kept). A line never straddles a cut, so every line is read whole by exactly
 one part.
@@ -30,7 +31,9 @@ from typing import IO, Any
 from core.data.judge import MAX_KEYS, ProgressFn, _RowJudge
 
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting a process costs more than it saves
-MAX_PARTS = 8
+MAX_PROCESSES = 8
+PARTS_PER_PROCESS = 8
+MIN_PART_BYTES = 4 * 1024 * 1024
 MAX_SEARCH_BYTES = 64 * 1024 * 1024  # how far past a nominal cut a line start is looked for
 _SEARCH_BYTES = 64 * 1024
 _PRINTABLE = re.compile(rb"[\x21-\x7e]")  # a byte that is a character no str.strip() removes
@@ -86,13 +89,16 @@ def line_starts(fd: int, size: int, parts: int) -> list[int]:
     return cuts
 
 
-def plan_parts(stream: IO[bytes], size: int | None, parts: int | None) -> tuple[int, list[int]] | None:
-    """(file descriptor, cuts) when this file can be read in parts, else None. `parts` None: one per core."""
-    parts = min(usable_cores() if parts is None else parts, MAX_PARTS)
-    if parts < 2 or size is None or size < max(PARALLEL_MIN_BYTES, 2) or threading.active_count() != 1:
+def plan_parts(stream: IO[bytes], size: int | None, processes: int | None) -> tuple[int, list[int], int] | None:
+    """(file descriptor, cuts, processes) when this file can be read in parts, else None. `processes` None:
+    one per core. There are PARTS_PER_PROCESS parts a process (fewer where parts would be under
+    MIN_PART_BYTES), so that a process slowed by other work on the machine reads fewer of them."""
+    processes = min(usable_cores() if processes is None else processes, MAX_PROCESSES)
+    if processes < 2 or size is None or size < max(PARALLEL_MIN_BYTES, 2) or threading.active_count() != 1:
         return None
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
+    parts = min(processes * PARTS_PER_PROCESS, max(size // MIN_PART_BYTES, processes))
     try:
         fd = stream.fileno()
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -101,28 +107,29 @@ def plan_parts(stream: IO[bytes], size: int | None, parts: int | None) -> tuple[
         head = os.pread(fd, min(_SEARCH_BYTES, cuts[0]), 0) if cuts else b""
     except (AttributeError, OSError, ValueError):
         return None
-    first = _PRINTABLE.search(head)
-    if not cuts or first is None:
+    if not cuts or _PRINTABLE.search(head) is None:
         return None
-    return fd, cuts
+    return fd, cuts, processes
 
 
 def scan_in_parts(whole: _RowJudge, make_checker: Callable[[], Any], scan_part: ScanPart, fd: int,
-                  cuts: list[int], progress: ProgressFn | None) -> bool:
-    """Read the parts between `cuts` (the first here, the others in children) and fold them into `whole`.
+                  cuts: list[int], processes: int, progress: ProgressFn | None) -> bool:
+    """Read the parts between `cuts` in `processes` processes (this one and forked children, each taking the
+    next part not yet taken) and fold them, in file order, into `whole`.
 
     Returns False, with `whole` untouched, when a part could not be read to the end or the parts' keys
     cannot be folded exactly; the caller then reads the file in one pass.
     """
     bounds = list(zip([0, *cuts], [*cuts, None], strict=True))
     context = multiprocessing.get_context("fork")
+    next_part = context.Value("q", 0)  # the index of the next part to take, shared by the processes
     children: list[tuple[Any, Connection]] = []
     received = False
     try:
-        for start, end in bounds[1:]:
+        for _ in range(processes - 1):
             receiver, sender = context.Pipe(duplex=False)
-            child = context.Process(target=_read_part, args=(sender, make_checker, scan_part, fd, start, end),
-                                    daemon=True)
+            child = context.Process(target=_read_parts_in_child, daemon=True,
+                                    args=(sender, next_part, bounds, make_checker, scan_part, fd))
             try:
                 child.start()
             except (AssertionError, OSError):  # a daemonic process may not fork; no process left to fork
@@ -131,15 +138,15 @@ def scan_in_parts(whole: _RowJudge, make_checker: Callable[[], Any], scan_part: 
             finally:
                 sender.close()
             children.append((child, receiver))
-        first = make_checker()
-        first.progress = progress
-        scan_part(first, PartReader(fd, 0, cuts[0]), 0, cuts[0])
-        results = [first]
+        read = _read_parts(next_part, bounds, make_checker, scan_part, fd, progress)
         for _, receiver in children:
             try:
-                results.append(receiver.recv())
+                theirs = receiver.recv()
             except (EOFError, OSError):
                 return False
+            if theirs is None:
+                return False
+            read.update(theirs)
         received = True
     finally:
         for child, receiver in children:
@@ -150,10 +157,11 @@ def scan_in_parts(whole: _RowJudge, make_checker: Callable[[], Any], scan_part: 
             if child.is_alive():
                 child.kill()
                 child.join()
-    if any(part is None for part in results) or not _keys_fold_exactly(results):
+    parts = [read.get(index) for index in range(len(bounds))]
+    if any(part is None for part in parts) or not _keys_fold_exactly(parts):
         return False
     lines_before = 0
-    for part in results:
+    for part in parts:
         whole.absorb(part, lines_before)
         lines_before += part.summary.lines
         if not part.summary.complete:  # one pass stops at a read error too
@@ -161,19 +169,36 @@ def scan_in_parts(whole: _RowJudge, make_checker: Callable[[], Any], scan_part: 
     return True
 
 
-def _read_part(sender: Connection, make_checker: Callable[[], Any], scan_part: ScanPart, fd: int, start: int,
-               end: int | None) -> None:
-    """A child's work: read one part and send its checker back (None when reading failed). Ctrl-C is the
+def _read_parts(next_part: Any, bounds: list[tuple[int, int | None]], make_checker: Callable[[], Any],
+                scan_part: ScanPart, fd: int, progress: ProgressFn | None) -> dict[int, Any]:
+    """Take parts until none is left; each is read by a checker of its own. Returns them by index."""
+    read: dict[int, Any] = {}
+    while True:
+        with next_part.get_lock():
+            index = next_part.value
+            next_part.value = index + 1
+        if index >= len(bounds):
+            return read
+        start, end = bounds[index]
+        checker = make_checker()
+        checker.at_file_start = index == 0
+        scan_part(checker, PartReader(fd, start, end), start, end)
+        read[index] = checker
+        if progress is not None:
+            progress(min((index + 1) / len(bounds), 1.0), f"part {index + 1} of {len(bounds)}")
+
+
+def _read_parts_in_child(sender: Connection, next_part: Any, bounds: list[tuple[int, int | None]],
+                         make_checker: Callable[[], Any], scan_part: ScanPart, fd: int) -> None:
+    """A child's work: read parts and send their checkers back (None when reading failed). Ctrl-C is the
     parent's to handle (it stops the children), so a child never prints a traceback for it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        checker = make_checker()
-        checker.at_file_start = False
-        scan_part(checker, PartReader(fd, start, end), start, end)
+        read: dict[int, Any] | None = _read_parts(next_part, bounds, make_checker, scan_part, fd, None)
     except Exception:  # noqa: BLE001 - any failure: the parent reads the file in one pass
-        checker = None
+        read = None
     try:
-        sender.send(checker)
+        sender.send(read)
     except Exception:  # noqa: BLE001 - nothing sent: the parent sees the end of the pipe, reads in one pass
         pass
     finally:

@@ -81,7 +81,7 @@ class _Checker(_LineReader):
         used or carries the label finding (worded by check_label, counted as check_row would). A row any
         screen refuses goes to check_row and the full validators. Speed matters (issue 28), so the loop keeps
         its state in locals. For one part of a file (core/data/parallel.py), `first_byte` is where the part
-        starts, `total` where it ends, and `whole_file` False leaves the size check to the caller.
+        starts and `whole_file` False leaves the size check to the caller.
         """
         summary = self.summary
         loads, dumps = orjson.loads, orjson.dumps
@@ -131,8 +131,7 @@ class _Checker(_LineReader):
             done += len(block)
             if self.progress is not None and done >= next_report:
                 next_report = done + 8 * 1024 * 1024
-                self.progress(min((first_byte + done) / total, 1.0) if total else 0.0,
-                              f"{(first_byte + done) / 1e6:.0f} MB" + (f", {lineno} lines" if whole_file else ""))
+                self.progress(min(done / total, 1.0) if total else 0.0, f"{done / 1e6:.0f} MB, {lineno} lines")
             if long_line is not None:
                 cut = block.find(b"\n")
                 if cut < 0:
@@ -312,11 +311,11 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
                  row_slice: slice | None = None, max_line_bytes: int = MAX_LINE_BYTES,
                  max_listed: int = MAX_LISTED_PER_CODE, progress: ProgressFn | None = None,
                  tokenizer: LoadedTokenizer | None = None, lengths: LengthSettings | None = None,
-                 tokenizer_problem: str | None = None, parts: int | None = None) -> DataReport:
+                 tokenizer_problem: str | None = None, processes: int | None = None) -> DataReport:
     """Check an open binary stream (an upload, or a file opened by check_path) named `name`.
 
-    A large regular file is read in `parts` processes (default: one per core) where that gives the same
-    report as one pass (core/data/parallel.py); `parts=1` reads it in one pass.
+    A large regular file is read in parts by `processes` processes (default: one per core) where that gives
+    the same report as one pass (core/data/parallel.py); `processes=1` reads it in one pass.
 
     With `tokenizer` (core.data.tokens.load_tokenizer), prompts are also rendered and counted the way
     slime's Dataset does, under `lengths`; `tokenizer_problem` is why a requested tokenizer could not be
@@ -359,7 +358,7 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
         checker.stop_at_start(magic_problem, 1, whole_file=True)
         checker.summary.complete = False
         return checker.finish(started)
-    planned = plan_parts(stream, size, parts) if _in_parts_ok(checker) else None
+    planned = plan_parts(stream, size, processes) if _in_parts_ok(checker) else None
     if planned is not None and scan_in_parts(checker, lambda: _Checker(name, keys, row_slice=None,
                                                                        max_line_bytes=max_line_bytes,
                                                                        max_listed=max_listed, progress=None),
@@ -383,7 +382,7 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
                max_line_bytes: int = MAX_LINE_BYTES, max_listed: int = MAX_LISTED_PER_CODE,
                progress: ProgressFn | None = None, tokenizer: LoadedTokenizer | None = None,
                lengths: LengthSettings | None = None, tokenizer_problem: str | None = None,
-               parts: int | None = None) -> DataReport:
+               processes: int | None = None) -> DataReport:
     """Check a file on this machine. A trailing `@[start:end]` is slime's row slice.
 
     `name` is the path as the user wrote it (slime checks the ending of that string, not of a link's
@@ -416,7 +415,8 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
     with stream:
         return check_stream(stream, name or str(path), keys, size=info.st_size, row_slice=row_slice,
                             max_line_bytes=max_line_bytes, max_listed=max_listed, progress=progress,
-                            tokenizer=tokenizer, lengths=lengths, tokenizer_problem=tokenizer_problem, parts=parts)
+                            tokenizer=tokenizer, lengths=lengths, tokenizer_problem=tokenizer_problem,
+                            processes=processes)
 
 
 def check_bytes(data: bytes, name: str, keys: DataKeys | None = None, **options: Any) -> DataReport:
