@@ -6,7 +6,8 @@ skipped, each line parsed with Python's json (a decode error is printed and the 
 read batch by batch. Lines are read in binary blocks with a per-line size cap, so memory stays flat however
 big the file is. orjson parses the common case quickly; any line where orjson and Python's json could
 disagree (NaN, duplicate keys, huge integers, odd bytes) is parsed again exactly as slime does, and slime's
-behaviour decides the verdict. The rules themselves live in core/data/rules.py.
+behaviour decides the verdict (core/data/lines.py). The rules themselves live in core/data/rules.py; a large
+file is read in parts, one process per core, into the same report (core/data/parallel.py).
 """
 
 from __future__ import annotations
