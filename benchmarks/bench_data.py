@@ -2,12 +2,20 @@
 
 Generates a file of --lines lines (default 1,000,000, about 650 bytes each: half string prompts, half chat
 messages, plus a few bad lines), then times, each in a fresh process and interleaved --repeat times:
-a bare `orjson.loads` loop, optionally Python's `json.loads` loop, and core.data_check.check_path with
+a bare `orjson.loads` loop, optionally Python's `json.loads` loop, and core.data.scan.check_path with
 `--input-key prompt --label-key label --apply-chat-template`. Prints lines/s, peak RSS and the ratio to
-the bare loop, in wall time and in CPU time (steadier on a busy machine). With --parquet, the same for a parquet file against pyarrow's batch reading (what slime
-does). Speed targets live here, never in timed tests.
+the bare loop, in wall time and in CPU time (steadier on a busy machine; the check's CPU time is its main
+process's only when it reads in parts). With --parquet, the same for a parquet file against pyarrow's batch
+reading (what slime does). Speed targets live here, never in timed tests.
+
+--cases times the files of issue 28 (compact): good-prompts (every row a string prompt, all fine),
+mixed-chat (half the rows chat lists with a system turn, all with metadata, a few bad lines) and
+many-misses (the same, every other row without its label), against a bare orjson loop that also reads the
+two keys (orjson-keys); check is the check as shipped (in parts, one per core, on a large file), check-1
+the same in one pass.
 
     .venv/bin/python benchmarks/bench_data.py                 # 1M lines: compact, spaced and mixed files
+    .venv/bin/python benchmarks/bench_data.py --cases good-prompts,mixed-chat,many-misses
     .venv/bin/python benchmarks/bench_data.py --lines 200000 --style spaced --json-loop --parquet
 """
 
@@ -15,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -33,17 +42,23 @@ BAD_LINES = {  # line index -> what is wrong with it (a few, spread over the fil
 }
 
 
-def generate(path: Path, lines: int, style: str, seed: int = 1234, repeated: bool = False) -> None:
+CASES = {"good-prompts": {"good_prompts": True}, "mixed-chat": {}, "many-misses": {"repeated": True}}
+
+
+def generate(path: Path, lines: int, style: str, seed: int = 1234, repeated: bool = False,
+             good_prompts: bool = False) -> None:
     """Write the benchmark file: deterministic, ~650 bytes a line, both prompt formats, a few bad lines.
 
     style: compact (orjson), spaced (json.dumps, non-ASCII kept), or mixed (each line one or the other at
     random, json.dumps escaping non-ASCII, a tenth of the prompts with non-ASCII text); with `repeated`,
-    every other row has no label."""
+    every other row has no label; with `good_prompts`, every row is a fine string prompt (no bad lines)."""
     import orjson
 
     rng = random.Random(seed)
     texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(85, 115))) for _ in range(997)]
     bad_at = {int(fraction * lines): what for fraction, what in BAD_LINES.items()} if lines >= 20 else {}
+    if good_prompts:
+        bad_at = {}
 
     def encode(row: dict) -> bytes:
         if style == "compact" or (style == "mixed" and rng.random() < 0.5):
@@ -59,7 +74,7 @@ def generate(path: Path, lines: int, style: str, seed: int = 1234, repeated: boo
                 text = text + " (données, 数学: x² − 1 = 0)"
             label = str((i * 7919) % 1000003)
             metadata = {"source_name": "synthetic-math", "index": i}
-            if i % 2:
+            if i % 2 and not good_prompts:
                 row = {"prompt": [{"role": "system", "content": "Answer with a number."},
                                   {"role": "user", "content": text}], "label": label, "metadata": metadata}
             else:
@@ -132,6 +147,16 @@ def worker(kind: str, path: str) -> dict:
                     orjson.loads(line)
                 except orjson.JSONDecodeError:
                     pass
+    elif kind == "orjson-keys":  # the bare loop that also reads the two keys the check is run with
+        with open(path, "rb") as handle:
+            for line in handle:
+                try:
+                    row = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if row.__class__ is dict:
+                    row.get("prompt")
+                    row.get("label")
     elif kind == "pyarrow":  # what slime does with a .parquet file (data.py:51-55)
         import pyarrow.parquet as pq
 
@@ -146,12 +171,17 @@ def worker(kind: str, path: str) -> dict:
                     pass
     else:
         report = check_path(path, DataKeys(input_key="prompt", label_key="label",
-                                           apply_chat_template=path.endswith(".jsonl")))
+                                           apply_chat_template=path.endswith(".jsonl")),
+                            processes=1 if kind == "check-1" else None)
         s = report.summary
         result = {"rows_used": s.rows_used, "rows_skipped": s.rows_skipped, "rows_crash": s.rows_crash,
                   "findings": s.findings_by_code}
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     return {"seconds": seconds, "cpu": cpu, "rss_before_mb": before, "rss_peak_mb": _peak_rss_mb(), **result}
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _peak_rss_mb() -> float:
@@ -175,7 +205,8 @@ def measure(kind: str, path: Path) -> dict:
 
 def bench_file(path: Path, lines: int, repeat: int, kinds: list[str]) -> None:
     size_mb = path.stat().st_size / 1e6
-    print(f"\n{path.name}: {lines:,} lines, {size_mb:,.0f} MB ({path.stat().st_size / lines:,.0f} bytes/line)")
+    print(f"\n{path.name}: {lines:,} lines, {size_mb:,.0f} MB ({path.stat().st_size / lines:,.0f} bytes/line), "
+          f"load average {_load()}")
     runs: dict[str, list[dict]] = {k: [] for k in kinds}
     for _ in range(repeat):  # interleaved, so a noisy neighbour slows every kind alike
         for kind in kinds:
@@ -195,6 +226,7 @@ def bench_file(path: Path, lines: int, repeat: int, kinds: list[str]) -> None:
               f"{', '.join(f'{r:.2f}' for r in ratios)})  CPU median {cpu:.2f} s, x {baseline}: "
               f"{cpu / bare_cpu:.2f}  peak RSS {peak:,.0f} MB (after imports {base:,.0f} MB)")
     check = runs["check"][-1]
+    print(f"  load average after: {_load()}")
     print(f"  check verdict: used {check['rows_used']:,}, skipped {check['rows_skipped']}, crash "
           f"{check['rows_crash']}; findings {check['findings']}")
 
@@ -207,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                              "or the other, non-ASCII escaped in the spaced ones")
     parser.add_argument("--repeated", action="store_true", help="also a mixed file where half the rows have "
                         "no label (one finding repeated on half the rows)")
+    parser.add_argument("--cases", default=None, help="comma-separated: " + ", ".join(CASES) + " (instead of "
+                        "--style; compact files, timed against orjson-keys)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json-loop", action="store_true", help="also time a Python json.loads loop")
     parser.add_argument("--parquet", action="store_true", help="also time a parquet file of the same size")
@@ -222,10 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     cases = [(style, False) for style in styles] + ([("mixed", True)] if args.repeated else [])
     directory = args.dir or Path(tempfile.mkdtemp(prefix="bench-data-"))
     directory.mkdir(parents=True, exist_ok=True)
-    for style, repeated in cases:
-        path = directory / f"bench-{style}{'-repeated' if repeated else ''}-{args.lines}.jsonl"
+    files = [(f"{style}{'-repeated' if repeated else ''}", style, {"repeated": repeated})
+             for style, repeated in cases]
+    if args.cases:
+        kinds = ["orjson-keys", "check", "check-1", "orjson"]
+        files = [(case, "compact", CASES[case]) for case in args.cases.split(",")]
+    for label, style, options in files:
+        path = directory / f"bench-{label}-{args.lines}.jsonl"
         started = time.perf_counter()
-        generate(path, args.lines, style, repeated=repeated)
+        generate(path, args.lines, style, **options)
         print(f"generated {path} in {time.perf_counter() - started:.1f} s")
         try:
             bench_file(path, args.lines, args.repeat, kinds)

@@ -25,9 +25,11 @@ from core.data.report import (
 )
 from core.data.rules import (
     CODE_BY_NAME,
+    LABEL_STATE_RULES,
     MISSING,
     RULES,
     DataKeys,
+    LabelState,
     Problem,
     Verdict,
     check_key_names,
@@ -244,8 +246,9 @@ class _RowJudge:
         if verdict is Verdict.USED and len(self.summary.samples) < SAMPLE_ROWS:
             self._add_sample(row, line, raw)
 
-    def label_problem_row(self, row: dict, line: int, raw: bytes, chat: bool, chars: int, label: Any) -> None:
-        """What check_row does with a row the fast path found plainly fine but for its label (missing, null or
+    def label_problem_row(self, row: dict, line: int, raw: bytes, chat: bool, chars: int,
+                          state: LabelState) -> None:
+        """What check_row does with a row every screen passed but the label's (`state`: missing, null or
         blank), without running every validator again: a finding that half a million rows repeat costs a
         count each, its first rows are listed (tests/data/test_data_check.py compares both routes)."""
         self.records += 1
@@ -254,18 +257,17 @@ class _RowJudge:
         fmt = "chat" if chat else "text"
         self.formats[fmt] = self.formats.get(fmt, 0) + 1
         self._count_length(chars)
-        missing = label is MISSING
-        type_name = "missing" if missing else "null" if label is None else "string"
+        type_name = _LABEL_STATE_TYPES[state]
         self.label_types[type_name] = self.label_types.get(type_name, 0) + 1
-        code = "DATA006" if missing else "DATA007"
+        code = CODE_BY_NAME[LABEL_STATE_RULES[state]]
         count = self.code_counts.get(code, 0) + 1
         self.code_counts[code] = count
         if count <= self.max_listed:
             self.findings.append(finding_for(check_label(row, self.keys), line))
-        if missing:
-            self.tally.add(Verdict.CRASH)
+        verdict = _LABEL_STATE_VERDICTS[state]
+        self.tally.add(verdict)
+        if verdict is Verdict.CRASH:
             return
-        self.tally.add(USED_WITH_WARNINGS)
         if len(self.summary.samples) < SAMPLE_ROWS:
             self._add_sample(row, line, raw)
 
@@ -302,18 +304,20 @@ class _RowJudge:
             self.length_min = chars
 
     def _add_fast_rows(self, text_lengths: list[int], chat_lengths: list[int], other_labels: list[type],
-                       label_faults: list[int] | None = None) -> None:
+                       label_faults: dict[LabelState, int]) -> None:
         """Fold one block's rows counted by the fast path into the checker's numbers: plainly fine rows, and
         rows whose only problem is a missing, null or blank label (`label_faults`, their findings already
         emitted)."""
-        missing, null, blank = label_faults or (0, 0, 0)
+        missing, null, blank = (label_faults[state] for state in (LabelState.MISSING, LabelState.NULL,
+                                                                   LabelState.BLANK))
         rows = len(text_lengths) + len(chat_lengths)
         self.records += rows
         self.object_rows += rows
         if self.row_slice is None:
-            self.tally.counts[Verdict.USED] += rows - missing - null - blank
-            self.tally.counts[Verdict.CRASH] += missing
-            self.tally.counts[USED_WITH_WARNINGS] += null + blank
+            counts = self.tally.counts
+            counts[Verdict.USED] += rows - missing - null - blank
+            for state in (LabelState.MISSING, LabelState.NULL, LabelState.BLANK):
+                counts[_LABEL_STATE_VERDICTS[state]] += label_faults[state]
             self.tally.rows += rows
         for name, lengths in (("text", text_lengths), ("chat", chat_lengths)):
             if not lengths:
@@ -342,6 +346,58 @@ class _RowJudge:
         if len(text) > SAMPLE_CHARS:
             text = text[:SAMPLE_CHARS] + f"... ({len(text) - SAMPLE_CHARS} more characters)"
         self.summary.samples.append(SampleRow(line=line, text=text))
+
+    # -- parts of one file ---------------------------------------------------------------------------
+    def absorb(self, part: _RowJudge, lines_before: int) -> None:
+        """Fold in what another judge found in the next part of the file (its lines numbered from 1, after
+        `lines_before` lines), as if this judge had read that part itself: counts add up, the listed
+        findings stay the first ones of each code in file order, the first rows and first lines are kept.
+
+        Exact without a row slice or a tokenizer (their counts depend on order) and while no key is counted
+        in `other_keys` (core/data/parallel.py checks both).
+        """
+        listed = {code: min(count, self.max_listed) for code, count in self.code_counts.items()}
+        for finding in part.findings:
+            count = listed.get(finding.code, 0)
+            if count < self.max_listed:
+                listed[finding.code] = count + 1
+                self.findings.append(finding if finding.line is None else
+                                     finding.model_copy(update={"line": finding.line + lines_before}))
+        _add_counts(self.code_counts, part.code_counts)
+        _add_counts(self.tally.counts, part.tally.counts)
+        self.tally.rows += part.tally.rows
+        self.lines_skipped += part.lines_skipped
+        self.lines_skipped_unread += part.lines_skipped_unread
+        self.records += part.records
+        self.object_rows += part.object_rows
+        _add_counts(self.key_shapes, part.key_shapes)
+        _add_counts(self.key_counts, part.key_counts)
+        _add_counts(self.label_types, part.label_types)
+        _add_counts(self.formats, part.formats)
+        self.length_bins = [mine + theirs for mine, theirs in zip(self.length_bins, part.length_bins, strict=True)]
+        if part.length_min is not None:
+            self.length_min = part.length_min if self.length_min is None else min(self.length_min, part.length_min)
+        self.length_max = max(self.length_max, part.length_max)
+        self.length_sum += part.length_sum
+        self.length_rows += part.length_rows
+        self.chat_without_template += part.chat_without_template
+        if self.chat_without_template_line is None and part.chat_without_template_line is not None:
+            self.chat_without_template_line = part.chat_without_template_line + lines_before
+        if self.first_crlf_line is None and part.first_crlf_line is not None:
+            self.first_crlf_line = part.first_crlf_line + lines_before
+        if self.first_non_utf8 is None and part.first_non_utf8 is not None:
+            problem, line = part.first_non_utf8
+            self.first_non_utf8 = (problem, line + lines_before)
+        self.non_utf8_lines += part.non_utf8_lines
+        summary, theirs = self.summary, part.summary
+        for sample in theirs.samples[:SAMPLE_ROWS - len(summary.samples)]:
+            summary.samples.append(sample.model_copy(update={"line": sample.line + lines_before}))
+        summary.other_keys += theirs.other_keys
+        summary.lines += theirs.lines
+        summary.blank_lines += theirs.blank_lines
+        summary.crlf_lines += theirs.crlf_lines
+        summary.bytes_read += theirs.bytes_read
+        summary.complete = summary.complete and theirs.complete
 
     # -- summary ----------------------------------------------------------------------------------------
     def finish(self, started: float) -> DataReport:
@@ -509,9 +565,18 @@ class _RowJudge:
 
 
 _CHAT_WITHOUT_TEMPLATE = Problem("chat-without-template", "")
+_LABEL_STATE_VERDICTS: dict[LabelState, Tallied] = {  # what check_row's verdict makes of each label finding
+    state: Verdict.CRASH if RULES[CODE_BY_NAME[rule]].verdict is Verdict.CRASH else USED_WITH_WARNINGS
+    for state, rule in LABEL_STATE_RULES.items()}
+_LABEL_STATE_TYPES = {LabelState.MISSING: "missing", LabelState.NULL: "null", LabelState.BLANK: "string"}
 _JSON_TYPE_NAMES = {str: "string", int: "number", float: "number", bool: "boolean", list: "list", dict: "object",
                     type(None): "null", MISSING.__class__: "missing"}
 
+
+
+def _add_counts(counts: dict, more: dict) -> None:
+    for name, count in more.items():
+        counts[name] = counts.get(name, 0) + count
 
 
 def _bound(value: int | None) -> str:

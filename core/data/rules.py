@@ -12,7 +12,7 @@ import re
 import shlex
 import sys
 from collections.abc import Mapping
-from enum import Enum
+from enum import Enum, IntEnum
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
@@ -197,6 +197,20 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+
+
+class LabelState(IntEnum):
+    """What the label rule finds in one row's label value (check_label words it; the reader counts by it)."""
+
+    GIVEN = 0  # a value slime passes on as is
+    MISSING = 1  # no label key: label-missing, KeyError at start-up
+    NULL = 2  # label-empty: kept, the reward function gets None
+    BLANK = 3  # label-empty: kept, the reward function gets an empty string
+
+
+_GIVEN, _MISSING, _NULL, _BLANK = LabelState  # an enum's members, read as attributes, are slow on every row
+LABEL_STATE_RULES: dict[LabelState, str] = {LabelState.MISSING: "label-missing", LabelState.NULL: "label-empty",
+                                            LabelState.BLANK: "label-empty"}
 
 
 class DataKeys(BaseModel):
@@ -418,8 +432,9 @@ def check_prompt(row: dict, keys: DataKeys) -> tuple[str, int, list[Problem]]:
         return "missing", 0, [Problem("prompt-missing", f"The prompt key '{keys.input_key}' {what} in this row; "
                                                         "slime would pass None to the tokenizer.")]
     if isinstance(prompt, str):
-        problems = [] if prompt.strip() else [Problem("empty-text", f"This row's prompt (key '{keys.input_key}') "
-                                                                   "is empty or only whitespace.")]
+        problems = [] if not is_blank(prompt) else [Problem("empty-text", f"This row's prompt (key "
+                                                                         f"'{keys.input_key}') is empty or only "
+                                                                         "whitespace.")]
         return "text", len(prompt), problems
     if isinstance(prompt, list):
         problems = []
@@ -434,6 +449,34 @@ def check_prompt(row: dict, keys: DataKeys) -> tuple[str, int, list[Problem]]:
     return "other", 0, [Problem("prompt-type", f"This row's prompt (key '{keys.input_key}') is a "
                                                f"{_json_type(prompt)}; slime expects a string or a list of "
                                                "messages.")]
+
+
+def is_blank(text: str) -> bool:
+    """Empty or only whitespace (what str.strip() empties): the empty-text rule for prompts and message
+    contents, and the label-empty rule for string labels."""
+    return not text or text.isspace()
+
+
+def plain_messages_chars(messages: list) -> int | None:
+    """The prompt and message rules' cheap screen for a message list (with --apply-chat-template): the
+    characters of its contents when check_prompt and check_message have nothing to say about it, else None.
+
+    Plain: a non-empty list of objects, each with a known role and non-blank string content. Any other list
+    (an empty one, a message of another shape, an unknown role, blank or non-string content) gets None, and
+    check_prompt decides.
+    """
+    if not messages:
+        return None
+    chars = 0
+    roles = KNOWN_ROLES
+    for message in messages:
+        if message.__class__ is not dict or message.get("role") not in roles:
+            return None
+        content = message.get("content")
+        if content.__class__ is not str or is_blank(content):
+            return None
+        chars += len(content)
+    return chars
 
 
 def check_message(message: Any, index: int, keys: DataKeys) -> list[Problem]:
@@ -462,7 +505,7 @@ def check_message(message: Any, index: int, keys: DataKeys) -> list[Problem]:
     if content is MISSING:
         return problems
     if isinstance(content, str):
-        if not content.strip() and role != "assistant":
+        if is_blank(content) and role != "assistant":
             problems.append(Problem("empty-text", f"{where} ({_short(role)}) has empty content."))
     elif isinstance(content, list):
         pass
@@ -482,13 +525,25 @@ def check_label(row: dict, keys: DataKeys) -> Problem | None:
     """
     if keys.label_key is None:
         return None
-    label = row.get(keys.label_key, MISSING)
+    state = label_state(row.get(keys.label_key, MISSING))
+    if state is LabelState.GIVEN:
+        return None
+    if state is LabelState.MISSING:
+        return Problem(LABEL_STATE_RULES[state], f"The label key '{keys.label_key}' is missing in this row.")
+    return Problem(LABEL_STATE_RULES[state], f"This row's label (key '{keys.label_key}') is "
+                                             f"{'null' if state is LabelState.NULL else 'empty'}.")
+
+
+def label_state(label: Any) -> LabelState:
+    """The label rule on one value (MISSING when the row has no label key): a missing key, a null, or a blank
+    string (is_blank) is a finding; any other value is given to the reward function as is."""
+    if label.__class__ is str:  # the common case first: the reader asks this on every row
+        return _BLANK if is_blank(label) else _GIVEN
     if label is MISSING:
-        return Problem("label-missing", f"The label key '{keys.label_key}' is missing in this row.")
-    if label is None or (isinstance(label, str) and not label.strip()):
-        return Problem("label-empty", f"This row's label (key '{keys.label_key}') is "
-                                      f"{'null' if label is None else 'empty'}.")
-    return None
+        return _MISSING
+    if label is None:
+        return _NULL
+    return _BLANK if isinstance(label, str) and is_blank(label) else _GIVEN
 
 
 def check_tools(row: dict, keys: DataKeys) -> list[Problem]:
@@ -531,6 +586,12 @@ def check_metadata(row: dict, keys: DataKeys) -> Problem | None:
         return None
     return Problem("metadata-type", f"The metadata key '{keys.metadata_key}' is a {_json_type(metadata)}, not an "
                                     "object; slime fails when it adds tools or reads metadata.get().")
+
+
+def plain_metadata(metadata: Any) -> bool:
+    """The metadata rule's cheap screen: no metadata (None) or a plain object passes check_metadata on a row
+    without the tool key. Other values, falsy ones included, need check_metadata to decide."""
+    return metadata is None or metadata.__class__ is dict
 
 
 def check_multimodal(row: dict, keys: DataKeys) -> list[Problem]:

@@ -6,23 +6,23 @@ skipped, each line parsed with Python's json (a decode error is printed and the 
 read batch by batch. Lines are read in binary blocks with a per-line size cap, so memory stays flat however
 big the file is. orjson parses the common case quickly; any line where orjson and Python's json could
 disagree (NaN, duplicate keys, huge integers, odd bytes) is parsed again exactly as slime does, and slime's
-behaviour decides the verdict. The rules themselves live in core/data/rules.py.
+behaviour decides the verdict (core/data/lines.py). The rules themselves live in core/data/rules.py; a large
+file is read in parts, one process per core, into the same report (core/data/parallel.py).
 """
 
 from __future__ import annotations
 
-import codecs
-import json
 import os
 import stat
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from core.data.judge import SAMPLE_ROWS, ProgressFn, _RowJudge
+from core.data.judge import SAMPLE_ROWS, ProgressFn
+from core.data.lines import _LineReader, _LongLine
+from core.data.parallel import PartReader, plan_parts, scan_in_parts
 from core.data.report import (
     MAX_LINE_BYTES,
     MAX_LISTED_PER_CODE,
@@ -35,16 +35,22 @@ from core.data.report import (
     startup_headline,
 )
 from core.data.rules import (
+    CODE_BY_NAME,
     EMPTY_DATASET,
-    KNOWN_ROLES,
+    LABEL_STATE_RULES,
     MISSING,
     DataKeys,
+    LabelState,
     Problem,
     RowSliceError,
     Verdict,
     check_extension,
     check_label,
     check_magic,
+    is_blank,
+    label_state,
+    plain_messages_chars,
+    plain_metadata,
     split_row_slice,
     strip_row_slice,
 )
@@ -57,24 +63,26 @@ __all__ = ["MAX_LINE_BYTES", "MAX_LISTED_PER_CODE", "CheckError", "DataReport", 
 BLOCK_BYTES = 64 * 1024
 PARQUET_BATCH_ROWS = 1024
 _NO_SUCH_KEY = object()  # a dict key no parsed row can have
-_LABEL_CODES = ("DATA006", "DATA007", "DATA007")  # label-missing; label-empty (null, blank)
 
 
-class _Checker(_RowJudge):
+class _Checker(_LineReader):
     """One pass over one file: the reading. Public entry points are check_path and check_stream."""
 
     fast_path = True  # tests turn it off to compare the fast route with the validators
 
     # -- JSON Lines -----------------------------------------------------------------------------------
-    def scan_jsonl(self, stream: IO[bytes], total: int | None) -> None:
+    def scan_jsonl(self, stream: IO[bytes], total: int | None, *, first_byte: int = 0,
+                   whole_file: bool = True) -> None:
         """Read the stream in blocks, split lines on b'\\n', check each; lines over the cap are skipped.
 
-        Speed matters here (the benchmark wants this within 2x of a bare orjson loop), so the loop keeps
-        its state in locals and counts a row itself only when it is plainly fine: an object, no tool key,
-        no media keys, a non-blank string prompt (or, with --apply-chat-template, messages with a known
-        role and non-blank string content), a non-blank label when one is read, metadata absent or an
-        object. Every other row goes to check_row, where the validators decide. tests/data/test_data_check.py
-        checks that both routes give the same report.
+        The rules decide every row; this loop only asks their cheap screens (core/data/rules.py) on the
+        decoded row: an object without the tool key, a prompt that is a non-blank string (is_blank) or, with
+        --apply-chat-template, a plain message list (plain_messages_chars), plain metadata
+        (plain_metadata). Such a row is counted here; its label's LabelState decides whether it is simply
+        used or carries the label finding (worded by check_label, counted as check_row would). A row any
+        screen refuses goes to check_row and the full validators. Speed matters (issue 28), so the loop keeps
+        its state in locals. For one part of a file (core/data/parallel.py), `first_byte` is where the part
+        starts and `whole_file` False leaves the size check to the caller.
         """
         summary = self.summary
         loads, dumps = orjson.loads, orjson.dumps
@@ -90,23 +98,24 @@ class _Checker(_RowJudge):
         fast = self.fast_path and keys.multimodal_keys is None and self.tokens is None
         input_key, label_key, tool_key, metadata_key = (keys.input_key, keys.label_key, keys.tool_key,
                                                         keys.metadata_key)
-        template, roles = keys.apply_chat_template, KNOWN_ROLES
-        tally, sliced = self.tally, self.row_slice is not None
-        # Rows holding exactly the prompt key, the label key (when read) and maybe metadata are counted
-        # without building a key tuple: their keys are known. -1 turns that off.
-        known_keys = len({input_key, label_key} - {None})
-        known_keys_with_metadata = known_keys + 1
-        if metadata_key in (input_key, label_key):
-            known_keys = known_keys_with_metadata = -1
+        template, tally, sliced = keys.apply_chat_template, self.tally, self.row_slice is not None
+        given, missing = LabelState.GIVEN, LabelState.MISSING
+        # Plain rows holding only the keys the screens looked at are counted without building a key tuple:
+        # the prompt key, the label key unless it is missing, the metadata key when present. By whether the
+        # label was read, sizes[metadata present] is the size of such a row (None: no row is taken as one)
+        # and rows[metadata present] their count.
+        read_keys, unread_keys = tuple(sorted({input_key, label_key} - {None})), (input_key,)
+        known = metadata_key not in (input_key, label_key)
+        read_sizes = (len(read_keys), len(read_keys) + 1) if known else (None, None)
+        unread_sizes = (1, 2) if known else (None, None)
+        read_rows, unread_rows = [0, 0], [0, 0]
         if not fast:
-            input_key = _NO_SUCH_KEY
-        rows_known_keys = rows_known_keys_metadata = 0
-        rows_without_label = [0, 0]  # rows holding only the prompt key (and the metadata key), no label
+            input_key = _NO_SUCH_KEY  # every row goes to check_row
         text_lengths: list[int] = []
         chat_lengths: list[int] = []
         add_text_length, add_chat_length = text_lengths.append, chat_lengths.append
         other_labels: list[type] = []
-        label_faults = [0, 0, 0]  # rows of this block whose only problem is a missing, null or blank label
+        label_faults = dict.fromkeys(LabelState, 0)  # rows of this block whose only finding is their label's
         code_counts, findings, max_listed = self.code_counts, self.findings, self.max_listed
         count_keys = self._count_keys
         samples = summary.samples
@@ -115,7 +124,7 @@ class _Checker(_RowJudge):
             try:
                 block = stream.read(block_size)
             except OSError as exc:
-                self.emit(Problem("read-error", f"Reading stopped after {done} bytes: {exc}."), None)
+                self.emit(Problem("read-error", f"Reading stopped after {first_byte + done} bytes: {exc}."), None)
                 summary.complete = False
                 break
             if not block:
@@ -167,83 +176,58 @@ class _Checker(_RowJudge):
                                      or (b"\\" in line and b"\\u003" in line)):
                     slow(line, lineno, True)
                     continue
-                # Fast path: a row that is plainly fine under every rule is only counted; anything else
-                # goes through check_row and the validators, which decide. (With the fast path off,
-                # input_key is a key no row can have, so every row goes to check_row.)
+                # The screens: check_row_is_object and check_tools decide any row that is not an object or
+                # has the tool key; then the prompt's screen.
                 if row.__class__ is not dict or tool_key in row:
                     check_row(row, lineno, line, None)
                     continue
                 prompt = row.get(input_key)
                 if prompt.__class__ is str:
-                    if not prompt or prompt.isspace():
+                    if is_blank(prompt):
                         check_row(row, lineno, line, None)
                         continue
-                    add_length = add_text_length
                     chars = len(prompt)
-                elif prompt.__class__ is list and template and prompt:
-                    chars = 0
-                    for message in prompt:
-                        if message.__class__ is not dict or message.get("role") not in roles:
-                            break
-                        content = message.get("content")
-                        if content.__class__ is not str or not content or content.isspace():
-                            break
-                        chars += len(content)
-                    else:
-                        message = None  # every message is plain
-                    if message is not None:
+                    add_length = add_text_length
+                else:
+                    chars = plain_messages_chars(prompt) if template and prompt.__class__ is list else None
+                    if chars is None:
                         check_row(row, lineno, line, None)
                         continue
                     add_length = add_chat_length
-                else:
-                    check_row(row, lineno, line, None)
-                    continue
                 metadata = row.get(metadata_key)
-                if metadata is not None and metadata.__class__ is not dict:
+                if not plain_metadata(metadata):
                     check_row(row, lineno, line, None)
                     continue
-                fault = -1  # a label finding (0 missing, 1 null, 2 blank) that many rows may repeat
+                state = given
                 if label_key is not None:
                     label = row.get(label_key, MISSING)
-                    if label.__class__ is str:
-                        if not label or label.isspace():
-                            fault = 2
-                    elif label is None:
-                        fault = 1
-                    elif label is MISSING:
-                        fault = 0
-                    else:
-                        other_labels.append(label.__class__)
-                    if fault >= 0:  # counted here, its first rows listed, as check_row would
-                        if per_row_extras:
-                            label_row(row, lineno, line, add_length is add_chat_length, chars, label)
-                            continue
-                        code = _LABEL_CODES[fault]
+                    state = label_state(label)
+                    if state is given:
+                        if label.__class__ is not str:
+                            other_labels.append(label.__class__)
+                    elif per_row_extras:
+                        label_row(row, lineno, line, add_length is add_chat_length, chars, state)
+                        continue
+                    else:  # counted here, its first rows listed, as check_row would
+                        code = CODE_BY_NAME[LABEL_STATE_RULES[state]]
                         listed = code_counts.get(code, 0) + 1
                         code_counts[code] = listed
                         if listed <= max_listed:
                             findings.append(finding_for(check_label(row, keys), lineno))
-                        label_faults[fault] += 1
-                        if fault == 0:  # no label key: its keys are the prompt's (and metadata), or others
-                            if len(row) == known_keys - 1 + (metadata is not None) and known_keys > 0:
-                                rows_without_label[metadata is not None] += 1
-                            else:
-                                count_keys(row)
-                            add_length(chars)
-                            continue
-                # The row is used as is: its numbers are its length, and its keys (counted without a
-                # key tuple when they are just the known ones).
-                if metadata is None:
-                    if len(row) == known_keys:
-                        rows_known_keys += 1
+                        label_faults[state] += 1
+                # The row is used (or crashes on its missing label): its numbers are its length and its keys.
+                add_length(chars)
+                has_metadata = metadata is not None
+                if state is missing:
+                    if len(row) == unread_sizes[has_metadata]:
+                        unread_rows[has_metadata] += 1
                     else:
                         count_keys(row)
-                elif len(row) == known_keys_with_metadata:
-                    rows_known_keys_metadata += 1
+                elif len(row) == read_sizes[has_metadata]:
+                    read_rows[has_metadata] += 1
                 else:
                     count_keys(row)
-                add_length(chars)
-                if per_row_extras:
+                if per_row_extras:  # (a label finding took the label_row route above)
                     if sliced:
                         tally.add(Verdict.USED)
                     if len(samples) < SAMPLE_ROWS:
@@ -254,7 +238,7 @@ class _Checker(_RowJudge):
                 text_lengths.clear()
                 chat_lengths.clear()
                 other_labels.clear()
-                label_faults[:] = (0, 0, 0)
+                label_faults = dict.fromkeys(LabelState, 0)
             if tail:
                 carry.append(tail)
                 carry_len += len(tail)
@@ -264,14 +248,11 @@ class _Checker(_RowJudge):
                     for part in carry:
                         long_line.feed(part)
                     carry, carry_len = [], 0
-        if rows_known_keys + rows_known_keys_metadata:
-            self._add_keys(sorted({input_key, label_key} - {None}), rows_known_keys + rows_known_keys_metadata)
-        if rows_known_keys_metadata:
-            self._add_keys((metadata_key,), rows_known_keys_metadata)
-        if sum(rows_without_label):
-            self._add_keys((input_key,), sum(rows_without_label))
-        if rows_without_label[1]:
-            self._add_keys((metadata_key,), rows_without_label[1])
+        for names, (without, with_metadata) in ((read_keys, read_rows), (unread_keys, unread_rows)):
+            if with_metadata + without:  # in this order, as the reports have always listed them
+                self._add_keys(names, with_metadata + without)
+            if with_metadata:
+                self._add_keys((metadata_key,), with_metadata)
         if long_line is not None:
             self.finish_long_line(long_line, terminated=False)
         elif carry:
@@ -279,104 +260,15 @@ class _Checker(_RowJudge):
             slow(b"".join(carry), lineno, False)
         summary.lines = lineno
         summary.bytes_read = done
-        if total is not None and done != total and summary.complete:
+        if whole_file:
+            self.check_size(total)
+
+    def check_size(self, total: int | None) -> None:
+        """The file-changed rule: a file read to its end must be as big as it was when the check started."""
+        read = self.summary.bytes_read
+        if total is not None and read != total and self.summary.complete:
             self.emit(Problem("file-changed", f"The file was {total} bytes when the check started and "
-                                              f"{done} bytes were read."), None)
-
-    def finish_long_line(self, long_line: _LongLine, *, terminated: bool) -> None:
-        self.records += 1
-        self.tally.add(Verdict.UNCHECKED)
-        size_mb = long_line.size / (1024 * 1024)
-        cap_mb = self.max_line_bytes / (1024 * 1024)
-        self.emit(Problem("line-too-long", f"This line is {size_mb:.1f} MiB, over the {cap_mb:g} MiB this "
-                                           "checker parses; it was not checked."), long_line.lineno)
-        if long_line.bad_utf8 is not None:
-            self.non_utf8(Problem("non-utf8", f"Bytes that are not UTF-8 at byte {long_line.bad_utf8 + 1} of "
-                                              "this line."), long_line.lineno)
-
-    def slow_line(self, line: bytes, lineno: int, terminated: bool) -> None:
-        """Parse one line exactly as slime does (decode, strip, json.loads) and say what slime does with it."""
-        if line.endswith(b"\r"):
-            line = line[:-1]
-            self.summary.crlf_lines += 1
-            if self.first_crlf_line is None:
-                self.first_crlf_line = lineno
-        pieces = line.split(b"\r") if b"\r" in line else [line]
-        if len(pieces) > 1:
-            self.emit(Problem("lone-cr", f"This line holds {len(pieces) - 1} lone carriage return(s); slime "
-                                         f"reads it as {len(pieces)} lines."), lineno)
-        for index, piece in enumerate(pieces):
-            self._slow_piece(piece, lineno, terminated or index < len(pieces) - 1)
-
-    def _slow_piece(self, piece: bytes, lineno: int, terminated: bool) -> None:
-        try:
-            text = piece.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if not terminated and exc.end == len(piece) and exc.reason == "unexpected end of data":
-                detail = "The file stops in the middle of a UTF-8 character (a cut-short copy?)."
-            else:
-                detail = f"Byte 0x{piece[exc.start]:02x} at column {exc.start + 1} is not valid UTF-8 ({exc.reason})."
-            self.non_utf8(Problem("non-utf8", detail, exc.start + 1), lineno)
-            self.records += 1
-            self.tally.add(Verdict.CRASH)
-            return
-        stripped = text.strip()
-        if not stripped:
-            self.summary.blank_lines += 1
-            return
-        duplicates: list[str] = []
-        constants: list[str] = []
-        try:
-            row = json.loads(stripped, object_pairs_hook=_pairs_hook(duplicates),
-                             parse_constant=_constant_hook(constants))
-        except json.JSONDecodeError as exc:
-            self._skipped(exc, stripped, text, lineno, terminated)
-            return
-        except RecursionError:
-            self.emit(Problem("too-deep", "Python's json hit its recursion limit on this line."), lineno)
-            self.records += 1
-            self.tally.add(Verdict.CRASH)
-            return
-        except ValueError as exc:
-            self.emit(Problem("int-too-long", f"Python's json refuses this line: {exc}."), lineno)
-            self.records += 1
-            self.tally.add(Verdict.CRASH)
-            return
-        problems = [Problem("duplicate-key", f"Key {name!r} appears more than once in one object; the last "
-                                             "value wins.") for name in duplicates[:3]]
-        if constants:
-            problems.append(Problem("nan-literal", f"{', '.join(sorted(set(constants)))} in this line: Python's "
-                                                   "json reads it as a float."))
-        try:
-            orjson.dumps(row)
-        except orjson.JSONEncodeError as exc:
-            if "surrogate" in str(exc):
-                problems.append(Problem("lone-surrogate", "A \\ud800-\\udfff escape without its pair."))
-        self.check_row(row, lineno, piece, problems)
-
-    def _skipped(self, exc: json.JSONDecodeError, stripped: str, text: str, lineno: int,
-                 terminated: bool) -> None:
-        self.records += 1
-        if self.tally.line_is_read():
-            self.lines_skipped += 1
-        else:
-            self.lines_skipped_unread += 1
-        where = f"column {exc.colno}" if exc.lineno == 1 else f"position {exc.pos}"
-        if text.startswith("\ufeff"):
-            where = "The file starts" if lineno == 1 else "This line starts (files joined together?)"
-            self.emit(Problem("byte-order-mark", f"{where} with a UTF-8 byte order mark; json.loads rejects "
-                                                 "it, so slime drops the line."), lineno)
-        elif not terminated:
-            self.emit(Problem("truncated-last-line", f"The last line has no newline and is not valid JSON "
-                                                     f"({exc.msg} at {where})."), lineno)
-        elif lineno == self.summary.blank_lines + 1 and stripped.startswith("["):
-            self.emit(Problem("json-array", "The file starts a JSON array ('['): this is a .json document, "
-                                            "not JSON Lines. slime drops every line that is not one whole JSON "
-                                            "value: the brackets and each element followed by a comma; an "
-                                            "element on a line of its own without a comma (the last one) is "
-                                            "kept."), lineno)
-        else:
-            self.emit(Problem("invalid-json", f"Not valid JSON: {exc.msg} at {where}.", exc.colno), lineno)
+                                              f"{read} bytes were read."), None)
 
     # -- parquet ------------------------------------------------------------------------------------
     def scan_parquet(self, source: Any) -> None:
@@ -414,58 +306,17 @@ class _Checker(_RowJudge):
 
 
 
-class _LongLine:
-    """A line over the size cap: counted and checked for UTF-8 as it streams past, never held in memory."""
-
-    def __init__(self, lineno: int) -> None:
-        self.lineno = lineno
-        self.size = 0
-        self.bad_utf8: int | None = None
-        self._decoder = codecs.getincrementaldecoder("utf-8")()
-
-    @classmethod
-    def of(cls, lineno: int, first_chunk: bytes) -> _LongLine:
-        long_line = cls(lineno)
-        long_line.feed(first_chunk)
-        return long_line
-
-    def feed(self, chunk: bytes) -> None:
-        if self.bad_utf8 is None:
-            try:
-                self._decoder.decode(chunk)
-            except UnicodeDecodeError as exc:
-                self.bad_utf8 = self.size + exc.start
-        self.size += len(chunk)
-
-
-def _pairs_hook(duplicates: list[str]) -> Callable[[list[tuple[str, Any]]], dict]:
-    def hook(pairs: list[tuple[str, Any]]) -> dict:
-        row = dict(pairs)
-        if len(row) != len(pairs):
-            seen: set[str] = set()
-            for name, _ in pairs:
-                if name in seen:
-                    duplicates.append(name)
-                seen.add(name)
-        return row
-    return hook
-
-
-def _constant_hook(constants: list[str]) -> Callable[[str], float]:
-    def hook(name: str) -> float:
-        constants.append(name)
-        return float(name.replace("Infinity", "inf"))
-    return hook
-
-
 # ---------------------------------------------------------------- entry points ----------------------------
 
 def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, size: int | None = None,
                  row_slice: slice | None = None, max_line_bytes: int = MAX_LINE_BYTES,
                  max_listed: int = MAX_LISTED_PER_CODE, progress: ProgressFn | None = None,
                  tokenizer: LoadedTokenizer | None = None, lengths: LengthSettings | None = None,
-                 tokenizer_problem: str | None = None) -> DataReport:
+                 tokenizer_problem: str | None = None, processes: int | None = None) -> DataReport:
     """Check an open binary stream (an upload, or a file opened by check_path) named `name`.
+
+    A large regular file is read in parts by `processes` processes (default: one per core) where that gives
+    the same report as one pass (core/data/parallel.py); `processes=1` reads it in one pass.
 
     With `tokenizer` (core.data.tokens.load_tokenizer), prompts are also rendered and counted the way
     slime's Dataset does, under `lengths`; `tokenizer_problem` is why a requested tokenizer could not be
@@ -508,14 +359,31 @@ def check_stream(stream: IO[bytes], name: str, keys: DataKeys | None = None, *, 
         checker.stop_at_start(magic_problem, 1, whole_file=True)
         checker.summary.complete = False
         return checker.finish(started)
-    checker.scan_jsonl(stream, size)
+    planned = plan_parts(stream, size, processes) if _in_parts_ok(checker) else None
+    if planned is not None and scan_in_parts(checker, lambda: _Checker(name, keys, row_slice=None,
+                                                                       max_line_bytes=max_line_bytes,
+                                                                       max_listed=max_listed, progress=None),
+                                             _scan_part, *planned, progress):
+        checker.check_size(size)
+    else:
+        checker.scan_jsonl(stream, size)
     return checker.finish(started)
+
+
+def _in_parts_ok(checker: _Checker) -> bool:
+    """Parts fold into one pass's report without a row slice and without a tokenizer (core/data/parallel.py)."""
+    return checker.row_slice is None and checker.tokens is None
+
+
+def _scan_part(checker: _Checker, reader: PartReader, first_byte: int, end: int | None) -> None:
+    checker.scan_jsonl(reader, end, first_byte=first_byte, whole_file=False)
 
 
 def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, name: str | None = None,
                max_line_bytes: int = MAX_LINE_BYTES, max_listed: int = MAX_LISTED_PER_CODE,
                progress: ProgressFn | None = None, tokenizer: LoadedTokenizer | None = None,
-               lengths: LengthSettings | None = None, tokenizer_problem: str | None = None) -> DataReport:
+               lengths: LengthSettings | None = None, tokenizer_problem: str | None = None,
+               processes: int | None = None) -> DataReport:
     """Check a file on this machine. A trailing `@[start:end]` is slime's row slice.
 
     `name` is the path as the user wrote it (slime checks the ending of that string, not of a link's
@@ -548,7 +416,8 @@ def check_path(path: str | os.PathLike[str], keys: DataKeys | None = None, *, na
     with stream:
         return check_stream(stream, name or str(path), keys, size=info.st_size, row_slice=row_slice,
                             max_line_bytes=max_line_bytes, max_listed=max_listed, progress=progress,
-                            tokenizer=tokenizer, lengths=lengths, tokenizer_problem=tokenizer_problem)
+                            tokenizer=tokenizer, lengths=lengths, tokenizer_problem=tokenizer_problem,
+                            processes=processes)
 
 
 def check_bytes(data: bytes, name: str, keys: DataKeys | None = None, **options: Any) -> DataReport:
