@@ -67,6 +67,9 @@ READ_AS_CHARS = 300
 PROSE_KINDS = frozenset({"card", "section"})
 # Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
 MESSAGE_KINDS = frozenset({"error", "log", "runtime", "bug"})
+# Of those, the templates read from the code (not the curated runtime and known-bug records, whose text is written
+# as the symptom a user describes).
+TEMPLATE_KINDS = frozenset({"error", "log"})
 # BM25 is multiplied by these (BM25 is negative: a larger weight ranks higher); prose and rules are what a
 # question usually wants, and raw BM25 favours the many short flag entries; the thousands of error messages
 # and log lines of every layer are found by their text first (exact lookups), so words weigh them less.
@@ -78,6 +81,10 @@ STOPWORDS = frozenset("a an and are be by can do does for from how i in is it of
     "you your our slime support supports supported please thanks thank help know want wanted trying tried try "
     "get got use using used".split())
 _CODE_RE = re.compile(r"^[A-Z]{2,8}\d{3}$")
+# The tags GitHub issue templates put in a title (`[Bug]`, `[Question]`): they say what kind of thread it is, not
+# what it is about, so they are not search words (the class: every pasted issue title carrying its template's tag).
+_ISSUE_TAG_RE = re.compile(r"\[(?:bug|question|feature(?: request)?|help wanted|docs?|rfc|discussion|suggestion|"
+                           r"featuring)\]", re.I)
 _FLAG_WORD_RE = re.compile(r"--[A-Za-z0-9][A-Za-z0-9\-]{1,80}|\b[a-z][a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){1,8}\b")
 
 
@@ -85,6 +92,19 @@ _FLAG_WORD_RE = re.compile(r"--[A-Za-z0-9][A-Za-z0-9\-]{1,80}|\b[a-z][a-z0-9]{1,
 # `[Bug]` or `[Question]` an issue title starts with.
 _LOG_MARK_RE = re.compile(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b\s*[:\-\]]|\b(?:INFO|WARNING|ERROR) "
                           r"(?:\d{2}:\d{2}:\d{2}\S*\s+)?\S+\.py:\d|^[ \t]*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:|^[ \t]*\[rank\d|\(\w+ pid=\d+", re.M)
+
+
+_CAMEL_RE = re.compile(r"\b[a-z]{3,}(?:[A-Z][a-z]+)+\b")
+
+
+def _camel_parts(text: str) -> list[str]:
+    """The words inside camel-cased names a user types for an error (`cudaError`, `ncclUnhandledCudaError`):
+    our records spell them as words ("CUDA error"), so the parts join the search words (the class: a GPU
+    error named by its CUDA or NCCL identifier rather than pasted with its message)."""
+    out: list[str] = []
+    for name in _CAMEL_RE.findall(text[:MAX_QUERY_CHARS])[:MAX_TERMS]:
+        out += [w.lower() for w in re.findall(r"[A-Z]?[a-z]+", name) if w.lower() not in out]
+    return out
 
 
 def _is_pasted_error(text: str, read: ReadPaste) -> bool:
@@ -442,9 +462,12 @@ class SearchIndex:
         for m in matches:
             add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
         query_text = (read.final.message if read.final else "") if pasted else text[:MAX_QUERY_CHARS]
+        prose = _prose_lines(text) if pasted else []
         if pasted and not (read.final and read.final.type):  # a cut traceback or log lines: the words around
-            query_text = " ".join([*_prose_lines(text), query_text])  # them say what went wrong
+            query_text = " ".join([*prose, query_text])  # them say what went wrong
+        query_text = _ISSUE_TAG_RE.sub(" ", query_text)
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
+        terms += [w for w in _camel_parts(query_text) if w not in terms][:max(0, MAX_TERMS - len(terms))]
         if pasted and read.final and read.final.short_type and read.final.short_type.lower() not in terms:
             terms.append(read.final.short_type.lower())  # the exception's class joins its words
         terms += [w for w in english_words(text[:MAX_QUERY_CHARS]) if w not in terms][:max(0, MAX_TERMS - len(terms))]
@@ -463,6 +486,9 @@ class SearchIndex:
                                                                              else ""))):
                 spec = self.catalog.lookup(option)
                 add("flag", spec.primary if spec else option, "related")
+        if pasted and not found:  # the flags the paste's own words name (`when running with --x, it crashes`)
+            for option in self.named_flags(" ".join(prose)):  # are the setting it ran with: before word overlap
+                add("flag", self._primary.get(option, option), "closest")
         own_frames = [f for f in read.frames if f.layer in OWN_LAYERS]
         if pasted and not found and not matches:
             # words alone point at messages first: the cards, flags and checks those words name come before
@@ -480,10 +506,30 @@ class SearchIndex:
             order.sort(key=lambda i: self.docs[i].kind in MESSAGE_KINDS)
         elif not pasted:
             order = _prose_before_word_matched_messages(order, picked, self.docs)
+            if order and picked[order[0]] == "related" and self.docs[order[0]].kind in TEMPLATE_KINDS:
+                order = self._templates_after_answers(order, picked, terms, kinds, add)
         results = [self._result(i, picked[i], terms) for i in order[:limit]]
         answer = self._answer(results, read, pasted, found)
         answer.cut_chars = max(0, len(query or "") - MAX_PASTE_CHARS)
         return answer
+
+    def _templates_after_answers(self, order: list[int], picked: dict[int, str], terms: list[str],
+                                 kinds: set[str] | None, add: Any) -> list[int]:
+        """A question in words whose best word match is a message template of the code (an `error` or `log`
+        line that only shares words with it): the template is not the user's message, so the cards and
+        sections with the question's distinctive words (added when no result but messages was found, else the
+        flags, checks and scripts with them) and every other result come before the templates; when the question
+        finds nothing but such templates, it finds nothing (the class: a question about a platform or a feature answered with a raise)."""
+        if not any(self.docs[i].kind not in MESSAGE_KINDS for i in order):
+            wide = [t for t in terms if t not in STOPWORDS] or terms
+            found = self._prose_hits(terms, 3) if not kinds or kinds & PROSE_KINDS else []
+            for i in found or self._fts(wide, " OR ", 3, (set(kinds) if kinds else set(KINDS)) - MESSAGE_KINDS):
+                add(self.docs[i].kind, self.docs[i].id, "related")
+            order = list(picked)
+        head = [i for i in order if not (picked[i] == "related" and self.docs[i].kind in TEMPLATE_KINDS)]
+        if not head:  # nothing but templates sharing words: no answer, said as nothing found
+            return []
+        return head + [i for i in order if i not in set(head)]
 
     def table_hits(self, text: str, pasted: bool) -> list[tuple[str, str]]:
         """(kind, id) of exact hits in curated tables (runtime messages of the libraries under slime, known
