@@ -94,6 +94,9 @@ _LOG_MARK_RE = re.compile(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b
                           r"(?:\d{2}:\d{2}:\d{2}\S*\s+)?\S+\.py:\d|^[ \t]*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:|^[ \t]*\[rank\d|\(\w+ pid=\d+", re.M)
 
 
+# Words that name where a run was (a model family or size, a GPU, a node layout), not what went wrong.
+_CONTEXT_WORD_RE = re.compile(r"(?:qwen|glm|deepseek|kimi|llama|mimo|minimax|ling|gpt|moonlight)\d*|\d+(?:\.\d+)?[bkm]|"
+                              r"a\d+b|[abhl]\d{2,3}|b\d{3}|gb\d{3}|h\d{2,3}g?|\d+g|\d+x\d+|\d+")
 _CAMEL_RE = re.compile(r"\b[a-z]{3,}(?:[A-Z][a-z]+)+\b")
 
 
@@ -555,7 +558,10 @@ class SearchIndex:
 
     def _add_flag_section(self, text: str, add: Any) -> None:
         """A question that names a flag and asks more than the name: the card section that names the flag in
-        its text and shares the most of the question's other words goes right after the flag's entry."""
+        its text and shares the most of the question's other words goes right after the flag's entry. The names
+        of models, sizes and GPUs say where it ran, not what it asks, so they do not choose the section (the
+        class: "cudaError while offload_train for GLM-5 on 16x8 H20" answered with the recipe of that model
+        rather than the offloading section)."""
         named = self.named_flags(text)
         if not named:
             return
@@ -564,8 +570,9 @@ class SearchIndex:
                  and w not in option.lower()]
         if len(words) < 2:
             return  # the flag alone, or the flag and a word: its entry is the answer
+        asked = [w for w in words if not _CONTEXT_WORD_RE.fullmatch(w)] or words
         flag_words = re.findall(r"[a-z0-9]+", option.lower())
-        for i in self._fts([*flag_words, *words][:MAX_TERMS], " OR ", 20, {"section"}):
+        for i in self._fts([*flag_words, *asked][:MAX_TERMS], " OR ", 20, {"section"}):
             if re.search(re.escape(option) + r"(?![a-z0-9\-])", self.docs[i].text):
                 add("section", self.docs[i].id, "related")
                 return

@@ -57,3 +57,16 @@ def test_a_paste_without_a_known_message_leads_with_the_flag_its_words_name():
     answer = get_index().ask(paste)
     assert answer.pasted_error and not answer.found
     assert f"{answer.results[0].kind}:{answer.results[0].id}" == "flag:--use-dynamic-batch-size"
+
+
+def test_model_and_gpu_names_do_not_choose_the_section_a_flag_question_gets():
+    from core.knowledge.search import _CONTEXT_WORD_RE
+
+    assert all(_CONTEXT_WORD_RE.fullmatch(w) for w in ("qwen3", "glm5", "235b", "a22b", "h20", "h800", "16x8", "141g"))
+    assert not any(_CONTEXT_WORD_RE.fullmatch(w) for w in ("offload", "memory", "cuda", "error", "step"))
+
+    def sections(query: str) -> list[str]:
+        return [r.id for r in get_index().search(query, limit=3) if r.kind == "section"]
+
+    plain = "why does --use-dynamic-batch-size run out of memory after the first step"
+    assert sections(plain + " with Qwen3-235B-A22B on 32x8 H800") == sections(plain)
