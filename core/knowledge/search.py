@@ -67,6 +67,7 @@ READ_AS_CHARS = 300
 PROSE_KINDS = frozenset({"card", "section"})
 # Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
 MESSAGE_KINDS = frozenset({"error", "log", "runtime", "bug"})
+MAX_CITING = 3  # a file cited by more cards than this (train.py, arguments.py) does not locate a traceback
 # Of those, the templates read from the code (not the curated runtime and known-bug records, whose text is written
 # as the symptom a user describes).
 TEMPLATE_KINDS = frozenset({"error", "log"})
@@ -307,6 +308,7 @@ class SearchIndex:
         self._catalog = catalog
         self._errors = errors
         self._errors_by_id: dict[str, ErrorEntry] | None = None
+        self._cited: dict[str, list[str]] | None = None  # a cited file -> the cards whose sources cite it
         self._lock = threading.Lock()
         self.from_image = image is not None and self._load_image(image)
         if not self.from_image:
@@ -493,6 +495,9 @@ class SearchIndex:
             for option in self.named_flags(" ".join(prose)):  # are the setting it ran with: before word overlap
                 add("flag", self._primary.get(option, option), "closest")
         own_frames = [f for f in read.frames if f.layer in OWN_LAYERS]
+        if pasted and not found and own_frames and (not kinds or "card" in kinds):
+            for card in self.cards_citing(own_frames):  # the frames locate it: the card about that file
+                add("card", card, "closest")
         if pasted and not found and not matches:
             # words alone point at messages first: the cards, flags and checks those words name come before
             # them (a message that only shares words is no answer)
@@ -533,6 +538,29 @@ class SearchIndex:
         if not head:  # nothing but templates sharing words: no answer, said as nothing found
             return []
         return head + [i for i in order if i not in set(head)]
+
+    def cards_citing(self, frames: list[Any], most: int = 2) -> list[str]:
+        """The cards whose sources cite the file of a traceback's frame, innermost frame first: where no message
+        matches, the file the code failed in says which part of slime it is (the class: a cut traceback inside
+        a tool, `tools/convert_hf_to_torch_dist.py ... get_model(`, answered with unrelated word matches). A file
+        that more than MAX_CITING cards cite (an entry point such as train.py) locates nothing and is skipped."""
+        if self._cited is None:
+            cited: dict[str, list[str]] = {}
+            for card in self.cards:
+                for source in card.sources:
+                    path = source.split("@", 1)[0].rsplit(":", 1)[0] if "@" in source else ""
+                    if path and card.id not in cited.setdefault(path, []):
+                        cited[path].append(card.id)
+            self._cited = cited
+        out: list[str] = []
+        for frame in frames:
+            path = frame.path.replace("\\", "/")
+            for cited_path, cards in self._cited.items():
+                if len(cards) <= MAX_CITING and (path == cited_path or path.endswith("/" + cited_path)):
+                    out += [c for c in cards if c not in out]
+            if len(out) >= most:
+                break
+        return out[:most]
 
     def table_hits(self, text: str, pasted: bool) -> list[tuple[str, str]]:
         """(kind, id) of exact hits in curated tables (runtime messages of the libraries under slime, known

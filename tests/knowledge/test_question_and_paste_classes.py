@@ -70,3 +70,21 @@ def test_model_and_gpu_names_do_not_choose_the_section_a_flag_question_gets():
 
     plain = "why does --use-dynamic-batch-size run out of memory after the first step"
     assert sections(plain + " with Qwen3-235B-A22B on 32x8 H800") == sections(plain)
+
+
+def test_httpx_wording_of_nothing_listening_finds_the_connection_record():
+    assert ("runtime", "http-max-retries") in match_tables("httpx.ConnectError: All connection attempts failed",
+                                                           pasted=True)
+
+
+def test_a_cut_traceback_inside_a_tool_leads_with_the_card_citing_that_file():
+    paste = ("converting my checkpoint stops here\n"
+             '[rank0]:   File "/data/me/slime/tools/convert_torch_dist_to_hf.py", line 120, in main\n'
+             "[rank0]:     state = load(args)\n")
+    answer = get_index().ask(paste)
+    assert answer.pasted_error and not answer.found
+    assert answer.results[0].kind == "card" and answer.results[0].id == "checkpoints"
+    index = get_index()
+    from core.knowledge.traceback import read_paste
+    entry = read_paste('  File "/root/slime/train.py", line 79, in train\n    ray.get(x)\n').frames
+    assert index.cards_citing(entry) == []  # an entry point many cards cite locates nothing
