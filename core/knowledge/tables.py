@@ -15,7 +15,6 @@ from core.knowledge.runtime import (
     RUNTIME_PATH,
     RuntimeMessage,
     match_runtime,
-    normalise,
     parse_runtime_messages,
 )
 from core.knowledge.terms import TERMS_PATH, Term, match_terms, parse_terms
@@ -83,21 +82,6 @@ def table_docs() -> list[dict[str, str]]:
 _ERROR_LINE = re.compile(r"Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b[:(]")
 
 
-def _other_error_line(text: str, normal: list[Any]) -> bool:
-    """Whether the text holds an exception line other than the lines of the `normal` entries themselves: a
-    paste that is only Ray's wrapper line (`RayTaskError(X): ray::Actor.method()`), perhaps under the driver's
-    traceback, has no other error to point at, so the wrapper's record (which says where the real error is
-    printed) is the answer; next to the inner exception it is not."""
-    lines = (text or "")[:MAX_SCAN_CHARS].splitlines()
-    own = [line for line in lines if not any(marker in normalise(line) for m in normal for marker in m.markers)]
-    if len(own) == len(lines):
-        return bool(_ERROR_LINE.search("\n".join(lines)))
-    return bool(_EXCEPTION_LINE.search("\n".join(own)))
-
-
-_EXCEPTION_LINE = re.compile(r"\b\w*(?:Error|Exception)\b[:(]")
-
-
 def match_tables(text: str, pasted: bool = False) -> list[tuple[str, str]]:
     """(kind, id) of the exact hits, best first: known bugs and runtime messages whose markers occur in the
     text, then, for a question rather than a paste, the other frameworks' terms it names followed by the
@@ -105,7 +89,7 @@ def match_tables(text: str, pasted: bool = False) -> list[tuple[str, str]]:
     when the text holds no traceback or exception line: next to a real error they would point away from it."""
     out = [("bug", b.id) for b in match_bugs(text, bugs())]
     runtime = match_runtime(text, runtime_messages(), limit=3)
-    if any(m.normal for m in runtime) and _other_error_line(text, [m for m in runtime if m.normal]):
+    if any(m.normal for m in runtime) and _ERROR_LINE.search((text or "")[:MAX_SCAN_CHARS]):
         runtime = [m for m in runtime if not m.normal]
     out += [("runtime", m.id) for m in runtime]
     if not pasted:
