@@ -48,9 +48,10 @@ from core.knowledge.errors import (
 )
 from core.knowledge.flags import normalise_flag
 from core.knowledge.layers import LAYER_TITLES, layer_of, load_all_messages, log_verdict
+from core.knowledge.runtime import match_runtime
 from core.knowledge.snippets import answer_sentence
 from core.knowledge.symptoms import symptom_cards
-from core.knowledge.tables import match_tables, table_docs
+from core.knowledge.tables import match_tables, runtime_messages, table_docs
 from core.knowledge.traceback import MAX_LINE_CHARS, MAX_PASTE_CHARS, OWN_LAYERS, ReadPaste, read_paste
 from core.knowledge.zh import english_words
 
@@ -98,6 +99,8 @@ _LOG_MARK_RE = re.compile(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b
 # Words that name where a run was (a model family or size, a GPU, a node layout), not what went wrong.
 _CONTEXT_WORD_RE = re.compile(r"(?:qwen|glm|deepseek|kimi|llama|mimo|minimax|ling|gpt|moonlight)\d*|\d+(?:\.\d+)?[bkm]|"
                               r"a\d+b|[abhl]\d{2,3}|b\d{3}|gb\d{3}|h\d{2,3}g?|\d+g|\d+x\d+|\d+")
+# A wrapper exception naming the one it carries, as Ray prints it: `ray.exceptions.RayTaskError(KeyError)`.
+_WRAPPER_TYPE_RE = re.compile(r"\w+Error\(\w+\)$")
 _CAMEL_RE = re.compile(r"\b[a-z]{3,}(?:[A-Z][a-z]+)+\b")
 
 
@@ -470,6 +473,8 @@ class SearchIndex:
         prose = _prose_lines(text) if pasted else []
         if pasted and not (read.final and read.final.type):  # a cut traceback or log lines: the words around
             query_text = " ".join([*prose, query_text])  # them say what went wrong
+        elif pasted and _WRAPPER_TYPE_RE.search(read.final.type or ""):  # `RayTaskError(Inner): ray::A.m() (pid=…)`:
+            query_text = " ".join(prose)  # the wrapper's words say where it ran; the inner type and the prose, what
         query_text = _ISSUE_TAG_RE.sub(" ", query_text)
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
         terms += [w for w in _camel_parts(query_text) if w not in terms][:max(0, MAX_TERMS - len(terms))]
@@ -509,6 +514,10 @@ class SearchIndex:
                     and not _in_frames(d.id, own_frames):
                 continue  # a message of a file the traceback does not pass through is no candidate
             add(d.kind, d.id, "closest" if pasted and not found else "related")
+        if pasted and not found:  # a wrapper or harmless line in the paste (Ray's RayTaskError): its record
+            for entry in match_runtime(text, runtime_messages(), limit=3):  # says where the real error is printed
+                if entry.normal:
+                    add("runtime", entry.id, "closest")
         order = list(picked)
         if pasted and not found:  # no message answers: prose and checks near the words before other messages
             order.sort(key=lambda i: self.docs[i].kind in MESSAGE_KINDS)

@@ -90,3 +90,12 @@ def test_a_cut_traceback_inside_a_tool_leads_with_the_card_citing_that_file():
     from core.knowledge.traceback import read_paste
     entry = read_paste('  File "/root/slime/train.py", line 79, in train\n    ray.get(x)\n').frames
     assert index.cards_citing(entry) == []  # an entry point many cards cite locates nothing
+
+
+def test_a_ray_wrapper_is_searched_by_its_inner_type_and_the_words_around_it_not_by_pid_and_ip():
+    paste = ("my custom reward function crashes on the label of each sample\n"
+             '  File "/root/slime/train.py", line 70, in train\n'
+             "    rollout_data_ref = ray.get(rollout_manager.generate.remote(rollout_id))\n"
+             "ray.exceptions.RayTaskError(KeyError): ray::RolloutManager.generate() (pid=1234, ip=10.1.2.3)\n")
+    top = [r.id.split("#", 1)[0] for r in get_index().search(paste, limit=3)]
+    assert "multi-node" not in top and {"sample-object", "reward-functions", "customization", "data-formats"} & set(top)
