@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from core.knowledge import index_image
-from core.knowledge.cards import CARDS_DIR, Card, parse_card
+from core.knowledge.cards import CARDS_DIR, Card, cards_citing_frames, cited_files, parse_card
 from core.knowledge.documents import (
     _CITE_RE,
     _answer_text,
@@ -48,6 +48,7 @@ from core.knowledge.errors import (
 )
 from core.knowledge.flags import normalise_flag
 from core.knowledge.layers import LAYER_TITLES, layer_of, load_all_messages, log_verdict
+from core.knowledge.query_words import CONTEXT_WORD_RE, ISSUE_TAG_RE, WRAPPER_TYPE_RE, camel_parts
 from core.knowledge.runtime import match_runtime
 from core.knowledge.snippets import answer_sentence
 from core.knowledge.symptoms import symptom_cards
@@ -68,7 +69,6 @@ READ_AS_CHARS = 300
 PROSE_KINDS = frozenset({"card", "section"})
 # Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
 MESSAGE_KINDS = frozenset({"error", "log", "runtime", "bug"})
-MAX_CITING = 3  # a file cited by more cards than this (train.py, arguments.py) does not locate a traceback
 # Of those, the templates read from the code (not the curated runtime and known-bug records, whose text is written
 # as the symptom a user describes).
 TEMPLATE_KINDS = frozenset({"error", "log"})
@@ -83,10 +83,6 @@ STOPWORDS = frozenset("a an and are be by can do does for from how i in is it of
     "you your our slime support supports supported please thanks thank help know want wanted trying tried try "
     "get got use using used".split())
 _CODE_RE = re.compile(r"^[A-Z]{2,8}\d{3}$")
-# The tags GitHub issue templates put in a title (`[Bug]`, `[Question]`): they say what kind of thread it is, not
-# what it is about, so they are not search words (the class: every pasted issue title carrying its template's tag).
-_ISSUE_TAG_RE = re.compile(r"\[(?:bug|question|feature(?: request)?|help wanted|docs?|rfc|discussion|suggestion|"
-                           r"featuring)\]", re.I)
 _FLAG_WORD_RE = re.compile(r"--[A-Za-z0-9][A-Za-z0-9\-]{1,80}|\b[a-z][a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){1,8}\b")
 
 
@@ -94,24 +90,6 @@ _FLAG_WORD_RE = re.compile(r"--[A-Za-z0-9][A-Za-z0-9\-]{1,80}|\b[a-z][a-z0-9]{1,
 # `[Bug]` or `[Question]` an issue title starts with.
 _LOG_MARK_RE = re.compile(r"\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b\s*[:\-\]]|\b(?:INFO|WARNING|ERROR) "
                           r"(?:\d{2}:\d{2}:\d{2}\S*\s+)?\S+\.py:\d|^[ \t]*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:|^[ \t]*\[rank\d|\(\w+ pid=\d+", re.M)
-
-
-# Words that name where a run was (a model family or size, a GPU, a node layout), not what went wrong.
-_CONTEXT_WORD_RE = re.compile(r"(?:qwen|glm|deepseek|kimi|llama|mimo|minimax|ling|gpt|moonlight)\d*|\d+(?:\.\d+)?[bkm]|"
-                              r"a\d+b|[abhl]\d{2,3}|b\d{3}|gb\d{3}|h\d{2,3}g?|\d+g|\d+x\d+|\d+")
-# A wrapper exception naming the one it carries, as Ray prints it: `ray.exceptions.RayTaskError(KeyError)`.
-_WRAPPER_TYPE_RE = re.compile(r"\w+Error\(\w+\)$")
-_CAMEL_RE = re.compile(r"\b[a-z]{3,}(?:[A-Z][a-z]+)+\b")
-
-
-def _camel_parts(text: str) -> list[str]:
-    """The words inside camel-cased names a user types for an error (`cudaError`, `ncclUnhandledCudaError`):
-    our records spell them as words ("CUDA error"), so the parts join the search words (the class: a GPU
-    error named by its CUDA or NCCL identifier rather than pasted with its message)."""
-    out: list[str] = []
-    for name in _CAMEL_RE.findall(text[:MAX_QUERY_CHARS])[:MAX_TERMS]:
-        out += [w.lower() for w in re.findall(r"[A-Z]?[a-z]+", name) if w.lower() not in out]
-    return out
 
 
 def _is_pasted_error(text: str, read: ReadPaste) -> bool:
@@ -473,11 +451,11 @@ class SearchIndex:
         prose = _prose_lines(text) if pasted else []
         if pasted and not (read.final and read.final.type):  # a cut traceback or log lines: the words around
             query_text = " ".join([*prose, query_text])  # them say what went wrong
-        elif pasted and _WRAPPER_TYPE_RE.search(read.final.type or ""):  # `RayTaskError(Inner): ray::A.m() (pid=…)`:
+        elif pasted and WRAPPER_TYPE_RE.search(read.final.type or ""):  # `RayTaskError(Inner): ray::A.m() (pid=…)`:
             query_text = " ".join(prose)  # the wrapper's words say where it ran; the inner type and the prose, what
-        query_text = _ISSUE_TAG_RE.sub(" ", query_text)
+        query_text = ISSUE_TAG_RE.sub(" ", query_text)
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
-        terms += [w for w in _camel_parts(query_text) if w not in terms][:max(0, MAX_TERMS - len(terms))]
+        terms += [w for w in camel_parts(query_text, MAX_QUERY_CHARS, MAX_TERMS) if w not in terms][:max(0, MAX_TERMS - len(terms))]
         if pasted and read.final and read.final.short_type and read.final.short_type.lower() not in terms:
             terms.append(read.final.short_type.lower())  # the exception's class joins its words
         terms += [w for w in english_words(text[:MAX_QUERY_CHARS]) if w not in terms][:max(0, MAX_TERMS - len(terms))]
@@ -549,27 +527,10 @@ class SearchIndex:
         return head + [i for i in order if i not in set(head)]
 
     def cards_citing(self, frames: list[Any], most: int = 2) -> list[str]:
-        """The cards whose sources cite the file of a traceback's frame, innermost frame first: where no message
-        matches, the file the code failed in says which part of slime it is (the class: a cut traceback inside
-        a tool, `tools/convert_hf_to_torch_dist.py ... get_model(`, answered with unrelated word matches). A file
-        that more than MAX_CITING cards cite (an entry point such as train.py) locates nothing and is skipped."""
+        """The cards whose sources cite the file of a traceback's frame (see `cards_citing_frames`)."""
         if self._cited is None:
-            cited: dict[str, list[str]] = {}
-            for card in self.cards:
-                for source in card.sources:
-                    path = source.split("@", 1)[0].rsplit(":", 1)[0] if "@" in source else ""
-                    if path and card.id not in cited.setdefault(path, []):
-                        cited[path].append(card.id)
-            self._cited = cited
-        out: list[str] = []
-        for frame in frames:
-            path = frame.path.replace("\\", "/")
-            for cited_path, cards in self._cited.items():
-                if len(cards) <= MAX_CITING and (path == cited_path or path.endswith("/" + cited_path)):
-                    out += [c for c in cards if c not in out]
-            if len(out) >= most:
-                break
-        return out[:most]
+            self._cited = cited_files(self.cards)
+        return cards_citing_frames(self._cited, [f.path for f in frames], most)
 
     def table_hits(self, text: str, pasted: bool) -> list[tuple[str, str]]:
         """(kind, id) of exact hits in curated tables (runtime messages of the libraries under slime, known
@@ -607,7 +568,7 @@ class SearchIndex:
                  and w not in option.lower()]
         if len(words) < 2:
             return  # the flag alone, or the flag and a word: its entry is the answer
-        asked = [w for w in words if not _CONTEXT_WORD_RE.fullmatch(w)] or words
+        asked = [w for w in words if not CONTEXT_WORD_RE.fullmatch(w)] or words
         flag_words = re.findall(r"[a-z0-9]+", option.lower())
         for i in self._fts([*flag_words, *asked][:MAX_TERMS], " OR ", 20, {"section"}):
             if re.search(re.escape(option) + r"(?![a-z0-9\-])", self.docs[i].text):

@@ -3,7 +3,8 @@ table entry (branch realprobs2): these tests pin the rules with inputs of their 
 
 from __future__ import annotations
 
-from core.knowledge.search import _camel_parts, get_index
+from core.knowledge.query_words import CONTEXT_WORD_RE, camel_parts
+from core.knowledge.search import get_index
 from core.knowledge.tables import match_tables
 
 
@@ -48,9 +49,9 @@ def test_cuda_wordings_of_a_kernel_missing_for_the_gpu_find_the_no_kernel_image_
 
 
 def test_camel_cased_error_names_add_their_words():
-    assert _camel_parts("cudaError while offloading") == ["cuda", "error"]
-    assert _camel_parts("ncclUnhandledCudaError") == ["nccl", "unhandled", "cuda", "error"]
-    assert _camel_parts("plain words only, snake_case too") == []
+    assert camel_parts("cudaError while offloading") == ["cuda", "error"]
+    assert camel_parts("ncclUnhandledCudaError") == ["nccl", "unhandled", "cuda", "error"]
+    assert camel_parts("plain words only, snake_case too") == []
 
 
 def test_a_paste_without_a_known_message_leads_with_the_flag_its_words_name():
@@ -62,10 +63,8 @@ def test_a_paste_without_a_known_message_leads_with_the_flag_its_words_name():
 
 
 def test_model_and_gpu_names_do_not_choose_the_section_a_flag_question_gets():
-    from core.knowledge.search import _CONTEXT_WORD_RE
-
-    assert all(_CONTEXT_WORD_RE.fullmatch(w) for w in ("qwen3", "glm5", "235b", "a22b", "h20", "h800", "16x8", "141g"))
-    assert not any(_CONTEXT_WORD_RE.fullmatch(w) for w in ("offload", "memory", "cuda", "error", "step"))
+    assert all(CONTEXT_WORD_RE.fullmatch(w) for w in ("qwen3", "glm5", "235b", "a22b", "h20", "h800", "16x8", "141g"))
+    assert not any(CONTEXT_WORD_RE.fullmatch(w) for w in ("offload", "memory", "cuda", "error", "step"))
 
     def sections(query: str) -> list[str]:
         return [r.id for r in get_index().search(query, limit=3) if r.kind == "section"]
