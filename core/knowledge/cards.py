@@ -140,3 +140,33 @@ def display_markdown(body: str) -> str:
         if source:
             out += ["", f"Source: `{source}`" if "`" not in source else f"Source: {source}"]
     return "\n".join(out)
+
+
+MAX_CITING = 3  # a file cited by more cards than this (train.py, arguments.py) does not locate a traceback
+
+
+def cited_files(cards: tuple[Card, ...]) -> dict[str, list[str]]:
+    """Each file the cards' `sources` cite (`path:lines@commit`), with the ids of the cards citing it."""
+    cited: dict[str, list[str]] = {}
+    for card in cards:
+        for source in card.sources:
+            path = source.split("@", 1)[0].rsplit(":", 1)[0] if "@" in source else ""
+            if path and card.id not in cited.setdefault(path, []):
+                cited[path].append(card.id)
+    return cited
+
+
+def cards_citing_frames(cited: dict[str, list[str]], frame_paths: list[str], most: int = 2) -> list[str]:
+    """The cards whose sources cite the file of a traceback's frame, innermost frame first: where no message
+    matches, the file the code failed in says which part of slime it is (the class: a cut traceback inside a
+    tool, `tools/convert_hf_to_torch_dist.py ... get_model(`, answered with unrelated word matches). A file that
+    more than MAX_CITING cards cite (an entry point such as train.py) locates nothing and is skipped."""
+    out: list[str] = []
+    for frame_path in frame_paths:
+        path = frame_path.replace("\\", "/")
+        for cited_path, ids in cited.items():
+            if len(ids) <= MAX_CITING and (path == cited_path or path.endswith("/" + cited_path)):
+                out += [c for c in ids if c not in out]
+        if len(out) >= most:
+            break
+    return out[:most]

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from core.knowledge import index_image
-from core.knowledge.cards import CARDS_DIR, Card, parse_card
+from core.knowledge.cards import CARDS_DIR, Card, cards_citing_frames, cited_files, parse_card
 from core.knowledge.documents import (
     _CITE_RE,
     _answer_text,
@@ -48,9 +48,11 @@ from core.knowledge.errors import (
 )
 from core.knowledge.flags import normalise_flag
 from core.knowledge.layers import LAYER_TITLES, layer_of, load_all_messages, log_verdict
+from core.knowledge.query_words import CONTEXT_WORD_RE, ISSUE_TAG_RE, WRAPPER_TYPE_RE, camel_parts
+from core.knowledge.runtime import match_runtime
 from core.knowledge.snippets import answer_sentence
 from core.knowledge.symptoms import symptom_cards
-from core.knowledge.tables import match_tables, table_docs
+from core.knowledge.tables import match_tables, runtime_messages, table_docs
 from core.knowledge.traceback import MAX_LINE_CHARS, MAX_PASTE_CHARS, OWN_LAYERS, ReadPaste, read_paste
 from core.knowledge.zh import english_words
 
@@ -67,6 +69,9 @@ READ_AS_CHARS = 300
 PROSE_KINDS = frozenset({"card", "section"})
 # Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
 MESSAGE_KINDS = frozenset({"error", "log", "runtime", "bug"})
+# Of those, the templates read from the code (not the curated runtime and known-bug records, whose text is written
+# as the symptom a user describes).
+TEMPLATE_KINDS = frozenset({"error", "log"})
 # BM25 is multiplied by these (BM25 is negative: a larger weight ranks higher); prose and rules are what a
 # question usually wants, and raw BM25 favours the many short flag entries; the thousands of error messages
 # and log lines of every layer are found by their text first (exact lookups), so words weigh them less.
@@ -284,6 +289,7 @@ class SearchIndex:
         self._catalog = catalog
         self._errors = errors
         self._errors_by_id: dict[str, ErrorEntry] | None = None
+        self._cited: dict[str, list[str]] | None = None  # a cited file -> the cards whose sources cite it
         self._lock = threading.Lock()
         self.from_image = image is not None and self._load_image(image)
         if not self.from_image:
@@ -442,9 +448,14 @@ class SearchIndex:
         for m in matches:
             add("log" if m.entry.kind == "log" else "error", m.entry.id, m.confidence)
         query_text = (read.final.message if read.final else "") if pasted else text[:MAX_QUERY_CHARS]
+        prose = _prose_lines(text) if pasted else []
         if pasted and not (read.final and read.final.type):  # a cut traceback or log lines: the words around
-            query_text = " ".join([*_prose_lines(text), query_text])  # them say what went wrong
+            query_text = " ".join([*prose, query_text])  # them say what went wrong
+        elif pasted and WRAPPER_TYPE_RE.search(read.final.type or ""):  # `RayTaskError(Inner): ray::A.m() (pid=…)`:
+            query_text = " ".join(prose)  # the wrapper's words say where it ran; the inner type and the prose, what
+        query_text = ISSUE_TAG_RE.sub(" ", query_text)
         terms = re.findall(r"[A-Za-z0-9]+", query_text.lower())[:MAX_TERMS]
+        terms += [w for w in camel_parts(query_text, MAX_QUERY_CHARS, MAX_TERMS) if w not in terms][:max(0, MAX_TERMS - len(terms))]
         if pasted and read.final and read.final.short_type and read.final.short_type.lower() not in terms:
             terms.append(read.final.short_type.lower())  # the exception's class joins its words
         terms += [w for w in english_words(text[:MAX_QUERY_CHARS]) if w not in terms][:max(0, MAX_TERMS - len(terms))]
@@ -463,7 +474,13 @@ class SearchIndex:
                                                                              else ""))):
                 spec = self.catalog.lookup(option)
                 add("flag", spec.primary if spec else option, "related")
+        if pasted and not found:  # the flags the paste's own words name (`when running with --x, it crashes`)
+            for option in self.named_flags(" ".join(prose)):  # are the setting it ran with: before word overlap
+                add("flag", self._primary.get(option, option), "closest")
         own_frames = [f for f in read.frames if f.layer in OWN_LAYERS]
+        if pasted and not found and own_frames and (not kinds or "card" in kinds):
+            for card in self.cards_citing(own_frames):  # the frames locate it: the card about that file
+                add("card", card, "closest")
         if pasted and not found and not matches:
             # words alone point at messages first: the cards, flags and checks those words name come before
             # them (a message that only shares words is no answer)
@@ -475,15 +492,45 @@ class SearchIndex:
                     and not _in_frames(d.id, own_frames):
                 continue  # a message of a file the traceback does not pass through is no candidate
             add(d.kind, d.id, "closest" if pasted and not found else "related")
+        if pasted and not found:  # a wrapper or harmless line in the paste (Ray's RayTaskError): its record
+            for entry in match_runtime(text, runtime_messages(), limit=3):  # says where the real error is printed
+                if entry.normal:
+                    add("runtime", entry.id, "closest")
         order = list(picked)
         if pasted and not found:  # no message answers: prose and checks near the words before other messages
             order.sort(key=lambda i: self.docs[i].kind in MESSAGE_KINDS)
         elif not pasted:
             order = _prose_before_word_matched_messages(order, picked, self.docs)
+            if order and picked[order[0]] == "related" and self.docs[order[0]].kind in TEMPLATE_KINDS:
+                order = self._templates_after_answers(order, picked, terms, kinds, add)
         results = [self._result(i, picked[i], terms) for i in order[:limit]]
         answer = self._answer(results, read, pasted, found)
         answer.cut_chars = max(0, len(query or "") - MAX_PASTE_CHARS)
         return answer
+
+    def _templates_after_answers(self, order: list[int], picked: dict[int, str], terms: list[str],
+                                 kinds: set[str] | None, add: Any) -> list[int]:
+        """A question in words whose best word match is a message template of the code (an `error` or `log`
+        line that only shares words with it): the template is not the user's message, so the cards and
+        sections with the question's distinctive words (added when no result but messages was found, else the
+        flags, checks and scripts with them) and every other result come before the templates; when the question
+        finds nothing but such templates, it finds nothing (the class: a question about a platform or a feature answered with a raise)."""
+        if not any(self.docs[i].kind not in MESSAGE_KINDS for i in order):
+            wide = [t for t in terms if t not in STOPWORDS] or terms
+            found = self._prose_hits(terms, 3) if not kinds or kinds & PROSE_KINDS else []
+            for i in found or self._fts(wide, " OR ", 3, (set(kinds) if kinds else set(KINDS)) - MESSAGE_KINDS):
+                add(self.docs[i].kind, self.docs[i].id, "related")
+            order = list(picked)
+        head = [i for i in order if not (picked[i] == "related" and self.docs[i].kind in TEMPLATE_KINDS)]
+        if not head:  # nothing but templates sharing words: no answer, said as nothing found
+            return []
+        return head + [i for i in order if i not in set(head)]
+
+    def cards_citing(self, frames: list[Any], most: int = 2) -> list[str]:
+        """The cards whose sources cite the file of a traceback's frame (see `cards_citing_frames`)."""
+        if self._cited is None:
+            self._cited = cited_files(self.cards)
+        return cards_citing_frames(self._cited, [f.path for f in frames], most)
 
     def table_hits(self, text: str, pasted: bool) -> list[tuple[str, str]]:
         """(kind, id) of exact hits in curated tables (runtime messages of the libraries under slime, known
@@ -509,7 +556,10 @@ class SearchIndex:
 
     def _add_flag_section(self, text: str, add: Any) -> None:
         """A question that names a flag and asks more than the name: the card section that names the flag in
-        its text and shares the most of the question's other words goes right after the flag's entry."""
+        its text and shares the most of the question's other words goes right after the flag's entry. The names
+        of models, sizes and GPUs say where it ran, not what it asks, so they do not choose the section (the
+        class: "cudaError while offload_train for GLM-5 on 16x8 H20" answered with the recipe of that model
+        rather than the offloading section)."""
         named = self.named_flags(text)
         if not named:
             return
@@ -518,8 +568,9 @@ class SearchIndex:
                  and w not in option.lower()]
         if len(words) < 2:
             return  # the flag alone, or the flag and a word: its entry is the answer
+        asked = [w for w in words if not CONTEXT_WORD_RE.fullmatch(w)] or words
         flag_words = re.findall(r"[a-z0-9]+", option.lower())
-        for i in self._fts([*flag_words, *words][:MAX_TERMS], " OR ", 20, {"section"}):
+        for i in self._fts([*flag_words, *asked][:MAX_TERMS], " OR ", 20, {"section"}):
             if re.search(re.escape(option) + r"(?![a-z0-9\-])", self.docs[i].text):
                 add("section", self.docs[i].id, "related")
                 return
