@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -108,13 +109,18 @@ def _read(path: Path) -> str | None:
 
 def build_layer_index(root: Path, spec: LayerSpec) -> ErrorIndex:
     """Megatron's or SGLang's messages at a checkout, cited at the layer's pin."""
+    return _index_layer(root, spec, errors_in_source)
+
+
+def _index_layer(root: Path, spec: LayerSpec, extract: Callable[[str, str, str], list[ErrorEntry]]) -> ErrorIndex:
+    """The entries `extract` finds in each file the layer's index reads, cited at the layer's pin."""
     root = Path(root)
     files = layer_files(root, spec)
     entries: list[ErrorEntry] = []
     for path in files:
         text = _read(path)
         if text is not None:
-            entries += errors_in_source(text, spec.cite_prefix + path.relative_to(root).as_posix(), spec.pin)
+            entries += extract(text, spec.cite_prefix + path.relative_to(root).as_posix(), spec.pin)
     return ErrorIndex(commit=spec.pin, files=len(files), entries=entries)
 
 
@@ -217,14 +223,7 @@ def build_log_index(root: Path, commit: str = SLIME_SHORT) -> ErrorIndex:
 def build_layer_log_index(root: Path, spec: LayerSpec) -> ErrorIndex:
     """Megatron's or SGLang's log lines (`logger.*`, `print`, `print_rank_0`, `log_single_rank`) in the files
     the layer's index reads, cited at the layer's pin."""
-    root = Path(root)
-    files = layer_files(root, spec)
-    entries: list[ErrorEntry] = []
-    for path in files:
-        text = _read(path)
-        if text is not None:
-            entries += log_lines_in_source(text, spec.cite_prefix + path.relative_to(root).as_posix(), spec.pin)
-    return ErrorIndex(commit=spec.pin, files=len(files), entries=entries)
+    return _index_layer(root, spec, log_lines_in_source)
 
 
 class LogMeaning(BaseModel):
