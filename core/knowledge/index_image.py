@@ -18,7 +18,10 @@ import orjson
 
 from core.knowledge.flags import REFERENCE_PATH
 from core.knowledge.layers import LAYER_PATHS, LOG_MEANINGS_PATH
+from core.knowledge.symptoms import SYMPTOM_WORDS_PATH
+from core.knowledge.table_file import text_key, use_saved_yaml, yaml_as_json
 from core.knowledge.tables import TABLE_PATHS
+from core.knowledge.zh import ZH_TERMS_PATH
 from core.resources import knowledge_path
 
 
@@ -45,7 +48,7 @@ def stamp(cards_dir: Path) -> tuple:
     return tuple(parts)
 
 
-INDEX_IMAGE_FORMAT = 3
+INDEX_IMAGE_FORMAT = 4
 MAX_IMAGE_BYTES = 64 * 2**20
 IMAGE_DIR = "search-index"
 # The code the documents are the output of (its files, relative to the package root): a change to any of
@@ -94,6 +97,7 @@ def load_image(image: bytes) -> tuple[sqlite3.Connection, list[tuple[str, ...]],
         primaries = dict(db.execute("SELECT option, flag FROM primaries"))
         db.execute("SELECT rowid FROM docs WHERE docs MATCH 'slime' LIMIT 1").fetchall()
         db.execute("SELECT id, pieces, key_word, words FROM parts LIMIT 1").fetchall()
+        yaml_data = dict(db.execute("SELECT key, data FROM yaml"))
     except (sqlite3.Error, ValueError, OverflowError, MemoryError):
         db.close()
         return None
@@ -102,6 +106,7 @@ def load_image(image: bytes) -> tuple[sqlite3.Connection, list[tuple[str, ...]],
                                                      for o, f in primaries.items()):
         db.close()
         return None
+    use_saved_yaml({k: v for k, v in yaml_data.items() if isinstance(k, bytes) and isinstance(v, bytes)})
     return db, [row[1:] for row in rows], primaries
 
 
@@ -135,8 +140,33 @@ def write_image(where: Path, image: bytes) -> None:
         pass
 
 
+# The YAML tables a query reads (curated tables, symptom words, Chinese words): their data is kept in the image
+# so that no process parses them again (PyYAML's constructor is most of what the first query used to pay).
+YAML_PATHS = (*TABLE_PATHS, SYMPTOM_WORDS_PATH, ZH_TERMS_PATH)
+
+
+def save_yaml(db: sqlite3.Connection, paths: tuple[Path, ...] = YAML_PATHS) -> None:
+    """Keep the plain data of the YAML files (`table_file.yaml_as_json`) in the image, under the hash of their
+    text; a file that cannot be read or whose data JSON would change is left out (it is parsed as before)."""
+    db.execute("CREATE TABLE yaml(key BLOB PRIMARY KEY, data BLOB)")
+    rows = {}
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        data = yaml_as_json(text)
+        if data is not None:
+            rows[text_key(text)] = data
+    db.executemany("INSERT INTO yaml VALUES (?, ?)", sorted(rows.items()))
+
+
 def save_parts(db: sqlite3.Connection, entries: list[Any], parts: list[Any]) -> None:
-    """Keep what message matching prepares from each entry (`errors.entry_parts`) in the image."""
+    """Keep what message matching prepares from each entry (`errors.entry_parts`) in the image, and the entries
+    with the lookups matching reads, for a later process to match without loading them (`saved_messages`)."""
+    from core.knowledge.saved_messages import save_messages
+
+    save_messages(db, entries, parts)
     db.execute("CREATE TABLE parts(rowid INTEGER PRIMARY KEY, id TEXT, pieces TEXT, key_word TEXT, words TEXT)")
     db.executemany("INSERT INTO parts VALUES (?, ?, ?, ?, ?)", [
         (i, e.id, orjson.dumps(pieces).decode() if pieces is not None else None, key, " ".join(sorted(words)))

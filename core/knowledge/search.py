@@ -48,6 +48,7 @@ from core.knowledge.errors import (
 )
 from core.knowledge.flags import normalise_flag
 from core.knowledge.layers import LAYER_TITLES, layer_of, load_all_messages, log_verdict
+from core.knowledge.saved_messages import SavedMessages, SavedMessagesBroken
 from core.knowledge.snippets import answer_sentence
 from core.knowledge.symptoms import symptom_cards
 from core.knowledge.tables import match_tables, table_docs
@@ -285,6 +286,7 @@ class SearchIndex:
         self._errors = errors
         self._errors_by_id: dict[str, ErrorEntry] | None = None
         self._lock = threading.Lock()
+        self._saved_messages: SavedMessages | None = None
         self.from_image = image is not None and self._load_image(image)
         if not self.from_image:
             self._build()
@@ -323,6 +325,7 @@ class SearchIndex:
         self._db.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?)",
                              [(i, *d) for i, d in enumerate(self.docs)])
         index_image.save_parts(self._db, self._errors.entries, self._parts)
+        index_image.save_yaml(self._db)
         self._db.commit()
 
     def _ready(self, errors: ErrorIndex) -> None:
@@ -369,7 +372,20 @@ class SearchIndex:
         self._db, rows, self._primary = loaded
         self.options = sorted(self._primary)
         self.docs = [_Shown(*row) for row in rows]
+        if SavedMessages.usable(self._db):
+            self._saved_messages = SavedMessages(self._db, self._lock)
         return True
+
+    def match_messages(self, text: str, limit: int = 5) -> list[ErrorMatch]:
+        """`match_error` over the messages of every layer: read from the image's tables when the index came from
+        one (a query reads only the messages its text leads to), else from the loaded messages; the same
+        matches either way. A damaged table is given up for the loaded messages."""
+        if self._saved_messages is not None:
+            try:
+                return match_error(text, self._saved_messages, limit=limit)
+            except SavedMessagesBroken:
+                self._saved_messages = None
+        return match_error(text, self.errors, limit=limit)
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
@@ -429,7 +445,7 @@ class SearchIndex:
             if i is not None and i not in picked and (not kinds or kind in kinds):
                 picked[i] = level
 
-        matches = match_error(text, self.errors, limit=limit)
+        matches = self.match_messages(text, limit=limit)
         if not pasted:
             self._add_named(text, matches, add)
             self._add_flag_section(text, add)
@@ -625,6 +641,11 @@ class SearchIndex:
     # ----------------------------------------------------------------------------------------------
     def error(self, key: str) -> ErrorEntry | None:
         """The indexed message (or log line) with this `path:line` id."""
+        if self._saved_messages is not None and self._errors_by_id is None:
+            try:
+                return self._saved_messages.by_id.get(key)
+            except SavedMessagesBroken:
+                self._saved_messages = None
         if self._errors_by_id is None:
             self._errors_by_id = {}
             for e in self.errors.entries:
