@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import stat
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,13 +88,51 @@ def image_dir() -> Path:
     return base / IMAGE_DIR
 
 
-def load_image(image: bytes) -> tuple[sqlite3.Connection, list[tuple[str, ...]], dict[str, str]] | None:
-    """(the database, the shown rows without their rowid, option -> flag) of an image; None when it is not one
-    of ours (not SQLite, cut short, other tables, values that are not text)."""
+def _connect(image: bytes | Path) -> tuple[sqlite3.Connection, int] | None:
+    """The image as a database, and its size in bytes: bytes are copied into memory; a saved file is opened in
+    place, read-only (its pages are read as queries need them, not all at start-up), when it is a regular file
+    of at most MAX_IMAGE_BYTES (never a FIFO or a device: nothing here waits on one)."""
+    if isinstance(image, Path):
+        try:
+            info = os.stat(image)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_IMAGE_BYTES:
+            return None
+        try:  # immutable: an image is never changed in place, a newer one is renamed over it (`write_image`)
+            db = sqlite3.connect(f"{Path(os.path.abspath(image)).as_uri()}?mode=ro&immutable=1", uri=True,
+                                 check_same_thread=False)
+            db.execute(f"PRAGMA mmap_size={MAX_IMAGE_BYTES}")
+        except (sqlite3.Error, ValueError):
+            return None
+        return db, info.st_size
     db = sqlite3.connect(":memory:", check_same_thread=False)
     try:
         db.deserialize(image)
-        rows = db.execute("SELECT rowid, kind, id, title, summary, source, text FROM shown ORDER BY rowid").fetchall()
+    except (sqlite3.Error, ValueError, OverflowError, MemoryError):
+        db.close()
+        return None
+    return db, len(image)
+
+
+def load_image(image: bytes | Path) -> tuple[sqlite3.Connection, list[tuple[str, str]], dict[str, str]] | None:
+    """(the database, the (kind, id) of each shown row in rowid order, option -> flag) of an image (its bytes,
+    or the file it was saved in); None when it is not one of ours (not SQLite, cut short, other tables, rowids
+    that do not count 0, 1, 2, ..., values that are not text). The rest of a shown row is read when a query
+    shows it (`ShownRows`)."""
+    connected = _connect(image)
+    if connected is None:
+        return None
+    db, size = connected
+    try:
+        pages, page_size = db.execute("PRAGMA page_count").fetchone()[0], db.execute("PRAGMA page_size").fetchone()[0]
+        if pages * page_size != size:  # cut short (or longer than SQLite wrote it)
+            raise ValueError("not a whole image")
+        count, first, last, text = db.execute(
+            "SELECT count(*), min(rowid), max(rowid), sum(typeof(kind) = 'text' AND typeof(id) = 'text' AND "
+            "typeof(title) = 'text' AND typeof(summary) = 'text' AND typeof(source) = 'text' AND "
+            "typeof(text) = 'text') FROM shown").fetchone()
+        rows = db.execute("SELECT kind, id FROM shown ORDER BY rowid").fetchall() if count else []
         options = db.execute("SELECT count(*) FROM options").fetchone()[0]
         primaries = dict(db.execute("SELECT option, flag FROM primaries"))
         db.execute("SELECT rowid FROM docs WHERE docs MATCH 'slime' LIMIT 1").fetchall()
@@ -101,23 +141,49 @@ def load_image(image: bytes) -> tuple[sqlite3.Connection, list[tuple[str, ...]],
     except (sqlite3.Error, ValueError, OverflowError, MemoryError):
         db.close()
         return None
-    if not rows or any(row[0] != i or not all(isinstance(v, str) for v in row[1:]) for i, row in enumerate(rows)) \
-            or len(primaries) != options or not all(isinstance(o, str) and isinstance(f, str)
+    if not rows or (first, last, text) != (0, count - 1, count) or len(primaries) != options or not all(isinstance(o, str) and isinstance(f, str)
                                                      for o, f in primaries.items()):
         db.close()
         return None
     use_saved_yaml({k: v for k, v in yaml_data.items() if isinstance(k, bytes) and isinstance(v, bytes)})
-    return db, [row[1:] for row in rows], primaries
+    return db, rows, primaries
 
 
-def read_image(where: Path) -> bytes | None:
-    from core.paths import NotRegularFile, read_regular
+class ShownRows(Sequence):
+    """The shown fields of an image's documents, each row read when first asked for (a query shows ten); `keys`
+    holds the (kind, id) of every row, read at start-up. Iterating reads them all."""
 
-    try:
-        data = read_regular(where, MAX_IMAGE_BYTES + 1)
-    except (NotRegularFile, OSError, ValueError):
-        return None
-    return data if len(data) <= MAX_IMAGE_BYTES else None
+    def __init__(self, db: sqlite3.Connection, lock: Any, keys: list[tuple[str, str]],
+                 make: Callable[..., Any]) -> None:
+        self._db = db
+        self._lock = lock  # the index's (re-entrant) lock: rows are read inside its queries
+        self.keys = keys
+        self._make = make
+        self._rows: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[n] for n in range(*i.indices(len(self)))]
+        n = range(len(self.keys))[i]  # an IndexError as a list's
+        row = self._rows.get(n)
+        if row is None:
+            with self._lock:
+                fields = self._db.execute("SELECT kind, id, title, summary, source, text FROM shown WHERE rowid = ?",
+                                          (n,)).fetchone()
+            row = self._rows[n] = self._make(*fields)
+        return row
+
+    def __iter__(self) -> Iterator[Any]:
+        if len(self._rows) < len(self.keys):
+            with self._lock:
+                every = self._db.execute("SELECT rowid, kind, id, title, summary, source, text FROM shown "
+                                         "ORDER BY rowid").fetchall()
+            for n, *fields in every:
+                self._rows.setdefault(n, self._make(*fields))
+        return iter([self._rows[n] for n in range(len(self.keys))])
 
 
 def write_image(where: Path, image: bytes) -> None:

@@ -277,21 +277,22 @@ class SearchIndex:
     """An in-memory FTS5 table over every document, plus the exact lookups that go before BM25."""
 
     def __init__(self, cards: tuple[Card, ...] | Callable[[], tuple[Card, ...]], catalog: Any,
-                 errors: ErrorIndex | Callable[[], ErrorIndex], image: bytes | None = None) -> None:
-        """Build the index, or take it from `image` (what `image()` wrote for the same sources), which saves the
-        build; an image that is not one is ignored. `cards`, `catalog` and `errors` may be functions that load
+                 errors: ErrorIndex | Callable[[], ErrorIndex], image: bytes | Path | None = None) -> None:
+        """Build the index, or take it from `image` (what `image()` wrote for the same sources, or the file it
+        was saved in), which saves the build; an image that is not one is ignored. `cards`, `catalog` and `errors` may be functions that load
         them: with an image each is loaded only when a query first needs it."""
         self._cards = cards
         self._catalog = catalog
         self._errors = errors
         self._errors_by_id: dict[str, ErrorEntry] | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: an image's rows are read inside the queries that hold it
         self._saved_messages: SavedMessages | None = None
         self.from_image = image is not None and self._load_image(image)
         if not self.from_image:
             self._build()
-        self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
-        self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
+        keys = self.docs.keys if isinstance(self.docs, index_image.ShownRows) else [(d.kind, d.id) for d in self.docs]
+        self._by_key = {key: i for i, key in enumerate(keys)}
+        self._prose_rows = sum(1 for kind, _ in keys if kind in PROSE_KINDS)  # cards and sections come first
         self._options_lower = {o.lower(): o for o in self.options}
         if not callable(self._errors):
             self._ready(self._errors)  # the message templates made ready once, here rather than in a query
@@ -364,14 +365,14 @@ class SearchIndex:
         with self._lock:
             return self._db.serialize()
 
-    def _load_image(self, image: bytes) -> bool:
+    def _load_image(self, image: bytes | Path) -> bool:
         """Take the database, shown fields and flag spellings from an image; False when it is not one of ours."""
         loaded = index_image.load_image(image)
         if loaded is None:
             return False
-        self._db, rows, self._primary = loaded
+        self._db, keys, self._primary = loaded
         self.options = sorted(self._primary)
-        self.docs = [_Shown(*row) for row in rows]
+        self.docs = index_image.ShownRows(self._db, self._lock, keys, _Shown)
         if SavedMessages.usable(self._db):
             self._saved_messages = SavedMessages(self._db, self._lock)
         return True
@@ -691,7 +692,7 @@ def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
 
     key = index_image.image_key(index_image.data_files(cards_dir))
     where = index_image.image_dir() / f"index-{key}.sqlite" if key else None
-    image = index_image.read_image(where) if where is not None else None
+    image = where if where is not None and where.exists() else None  # opened in place (`index_image.load_image`)
     index = SearchIndex(lambda: readable_cards(cards_dir), load_catalog, load_all_messages, image=image)
     if where is not None and not index.from_image:
         index_image.write_image(where, index.image())
