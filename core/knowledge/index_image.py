@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 import stat
 import tempfile
@@ -64,18 +65,78 @@ def image_key(data_files: list[Path]) -> str | None:
     """A hash of the contents of the data files and of every code file the documents come from, with the
     image format and SQLite's version; None when one cannot be read (no image is then used)."""
     digest = hashlib.blake2b(f"{INDEX_IMAGE_FORMAT} {sqlite3.sqlite_version}".encode(), digest_size=16)
-    code: list[Path] = []
-    for name in _DOC_CODE:
-        path = _PACKAGE_ROOT / name
-        code += sorted(path.glob("*.py")) if path.is_dir() else [path]
     try:
-        for path in [*data_files, *code]:
+        for path in [*data_files, *_code_files()]:
             data = path.read_bytes()
             digest.update(f"{path.name} {len(data)}\n".encode("utf-8", "surrogateescape"))
             digest.update(data)
     except OSError:
         return None
     return digest.hexdigest()
+
+
+def _code_files() -> list[Path]:
+    code: list[Path] = []
+    for name in _DOC_CODE:
+        path = _PACKAGE_ROOT / name
+        code += sorted(path.glob("*.py")) if path.is_dir() else [path]
+    return code
+
+
+KEY_SETTLE_S = 2.0
+_KEY_RE = re.compile(r"[0-9a-f]{32}")
+
+
+def known_image_key(data_files: list[Path]) -> str | None:
+    """`image_key`, remembered in the image folder under a hash of what the file system says of every file it
+    reads (size, modification and change times, inode): while none of them changed, a process finds the key
+    without reading the files again. The change time cannot be set back by a program, so an edited file always
+    gets its contents hashed; a file changed in the last KEY_SETTLE_S seconds (a coarse clock could hide a
+    second edit) is not remembered."""
+    paths = [*data_files, *_code_files()]
+    digest = hashlib.blake2b(f"{INDEX_IMAGE_FORMAT} {sqlite3.sqlite_version}".encode(), digest_size=16)
+    newest = 0
+    try:
+        for path in paths:
+            info = os.stat(path)
+            digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0{info.st_ino}\n"
+                          .encode("utf-8", "surrogateescape"))
+            newest = max(newest, info.st_mtime_ns, info.st_ctime_ns)
+    except (OSError, ValueError):
+        return image_key(data_files)
+    memo = image_dir() / f"key-{digest.hexdigest()}"
+    from core.paths import NotRegularFile, read_regular
+
+    try:
+        known = read_regular(memo, 64).decode("ascii")
+    except (NotRegularFile, OSError, ValueError):
+        known = ""
+    if _KEY_RE.fullmatch(known):
+        return known
+    key = image_key(data_files)
+    if key is not None and time.time_ns() - newest > KEY_SETTLE_S * 1e9:
+        _write_small(memo, key.encode("ascii"), "key-*")
+    return key
+
+
+def _write_small(where: Path, data: bytes, family: str) -> None:
+    """Write a file of the image folder (a temporary file renamed into place) and remove the others of its
+    family older than a minute; a folder that cannot be written is left as it is."""
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".key-", dir=where.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, where)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        for old in where.parent.glob(family):
+            if old != where and time.time() - old.stat().st_mtime > 60:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def image_dir() -> Path:

@@ -688,15 +688,20 @@ class SearchIndex:
 def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
     """The index for these sources: from the image an earlier process saved for the same contents (start-up
     of `ask` is mostly this), else built, and its image saved for the next process."""
-    from core.launch import load_catalog
-
-    key = index_image.image_key(index_image.data_files(cards_dir))
+    key = index_image.known_image_key(index_image.data_files(cards_dir))
     where = index_image.image_dir() / f"index-{key}.sqlite" if key else None
     image = where if where is not None and where.exists() else None  # opened in place (`index_image.load_image`)
-    index = SearchIndex(lambda: readable_cards(cards_dir), load_catalog, load_all_messages, image=image)
+    index = SearchIndex(lambda: readable_cards(cards_dir), _load_catalog, load_all_messages, image=image)
     if where is not None and not index.from_image:
         index_image.write_image(where, index.image())
     return index
+
+
+def _load_catalog() -> Any:
+    """The argument catalog, core.launch loaded only when a query needs it (an index read from its image)."""
+    from core.launch import load_catalog
+
+    return load_catalog()
 
 
 def readable_cards(cards_dir: Path) -> tuple[Card, ...]:

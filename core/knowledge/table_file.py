@@ -7,14 +7,26 @@ import hashlib
 from typing import TypeVar
 
 import orjson
-import yaml
 from pydantic import BaseModel
 
 Entry = TypeVar("Entry", bound=BaseModel)
 
-# libyaml's safe loader when PyYAML was built with it (ten times faster: `ask` builds its index from every
-# card and table), else PyYAML's own; both read only plain data.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _safe_loader() -> type:
+    """libyaml's safe loader when PyYAML was built with it (ten times faster: `ask` builds its index from every
+    card and table), else PyYAML's own; both read only plain data. PyYAML is imported here, on the first text
+    parsed: a process that reads its tables from an index image never loads it."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def yaml_error() -> type[Exception]:
+    """PyYAML's error class, for an `except` clause (evaluated only when an exception is raised, by which time
+    PyYAML is loaded)."""
+    import yaml
+
+    return yaml.YAMLError
 
 
 # The plain data of YAML texts that a saved search index kept (core.knowledge.index_image), as JSON, by a hash
@@ -39,7 +51,7 @@ def yaml_as_json(text: str) -> bytes | None:
     try:
         data = _parse_yaml(text)
         encoded = orjson.dumps(data)
-    except (yaml.YAMLError, TypeError, orjson.JSONEncodeError):
+    except (yaml_error(), TypeError, orjson.JSONEncodeError):
         return None
     return encoded if orjson.loads(encoded) == data and orjson.dumps(orjson.loads(encoded)) == encoded else None
 
@@ -58,7 +70,7 @@ def safe_yaml(text: str) -> object:
 
 
 def _parse_yaml(text: str) -> object:
-    loader = _SAFE_LOADER(text)
+    loader = _safe_loader()(text)
     try:
         return loader.get_single_data()
     finally:
@@ -70,7 +82,7 @@ def parse_table(text: str, key: str, model: type[Entry], what: str, error: type[
     not a mapping with a `key` list, or repeats an id."""
     try:
         data = safe_yaml(text) or {}
-    except yaml.YAMLError as exc:
+    except yaml_error() as exc:
         raise error(f"{what}: not valid YAML: {exc}") from exc
     rows = data.get(key) if isinstance(data, dict) else None
     if not isinstance(rows, list):
