@@ -51,7 +51,7 @@ def stamp(cards_dir: Path) -> tuple:
     return tuple(parts)
 
 
-INDEX_IMAGE_FORMAT = 4
+INDEX_IMAGE_FORMAT = 5
 MAX_IMAGE_BYTES = 64 * 2**20
 IMAGE_DIR = "search-index"
 # The code the documents are the output of (its files, relative to the package root): a change to any of
@@ -189,20 +189,20 @@ def load_image(image: bytes | Path) -> tuple[sqlite3.Connection, list[tuple[str,
         pages, page_size = db.execute("PRAGMA page_count").fetchone()[0], db.execute("PRAGMA page_size").fetchone()[0]
         if pages * page_size != size:  # cut short (or longer than SQLite wrote it)
             raise ValueError("not a whole image")
-        count, first, last, text = db.execute(
-            "SELECT count(*), min(rowid), max(rowid), sum(typeof(kind) = 'text' AND typeof(id) = 'text' AND "
-            "typeof(title) = 'text' AND typeof(summary) = 'text' AND typeof(source) = 'text' AND "
-            "typeof(text) = 'text') FROM shown").fetchone()
-        rows = db.execute("SELECT kind, id FROM shown ORDER BY rowid").fetchall() if count else []
+        count, first, last = db.execute("SELECT count(*), min(rowid), max(rowid) FROM shown").fetchone()
+        rows = [tuple(key) for key in orjson.loads(db.execute("SELECT value FROM start_up WHERE name = 'keys'")
+                                                    .fetchone()[0])]
         options = db.execute("SELECT count(*) FROM options").fetchone()[0]
         primaries = dict(db.execute("SELECT option, flag FROM primaries"))
         db.execute("SELECT rowid FROM docs WHERE docs MATCH 'slime' LIMIT 1").fetchall()
         db.execute("SELECT id, pieces, key_word, words FROM parts LIMIT 1").fetchall()
         yaml_data = dict(db.execute("SELECT key, data FROM yaml"))
-    except (sqlite3.Error, ValueError, OverflowError, MemoryError):
+    except (sqlite3.Error, ValueError, OverflowError, MemoryError, TypeError):
         db.close()
         return None
-    if not rows or (first, last, text) != (0, count - 1, count) or len(primaries) != options or not all(isinstance(o, str) and isinstance(f, str)
+    if not rows or (first, last, len(rows)) != (0, count - 1, count) \
+            or not all(len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], str) for key in rows) \
+            or len(primaries) != options or not all(isinstance(o, str) and isinstance(f, str)
                                                      for o, f in primaries.items()):
         db.close()
         return None
@@ -234,7 +234,7 @@ class ShownRows(Sequence):
             with self._lock:
                 fields = self._db.execute("SELECT kind, id, title, summary, source, text FROM shown WHERE rowid = ?",
                                           (n,)).fetchone()
-            row = self._rows[n] = self._make(*fields)
+            row = self._rows[n] = self._make(*_text_fields(fields, self.keys[n]))
         return row
 
     def __iter__(self) -> Iterator[Any]:
@@ -243,7 +243,7 @@ class ShownRows(Sequence):
                 every = self._db.execute("SELECT rowid, kind, id, title, summary, source, text FROM shown "
                                          "ORDER BY rowid").fetchall()
             for n, *fields in every:
-                self._rows.setdefault(n, self._make(*fields))
+                self._rows.setdefault(n, self._make(*_text_fields(fields, self.keys[n])))
         return iter([self._rows[n] for n in range(len(self.keys))])
 
 
@@ -270,6 +270,14 @@ def write_image(where: Path, image: bytes) -> None:
 # The YAML tables a query reads (curated tables, symptom words, Chinese words): their data is kept in the image
 # so that no process parses them again (PyYAML's constructor is most of what the first query used to pay).
 YAML_PATHS = (*TABLE_PATHS, SYMPTOM_WORDS_PATH, ZH_TERMS_PATH)
+
+
+def save_start_up(db: sqlite3.Connection, docs: list[Any]) -> None:
+    """What a process reads at start-up besides the search tables: the (kind, id) of every shown row in one
+    value (`load_image`), and the YAML tables' data (`save_yaml`)."""
+    db.execute("CREATE TABLE start_up(name TEXT PRIMARY KEY, value BLOB)")
+    db.execute("INSERT INTO start_up VALUES ('keys', ?)", (orjson.dumps([[d.kind, d.id] for d in docs]),))
+    save_yaml(db)
 
 
 def save_yaml(db: sqlite3.Connection, paths: tuple[Path, ...] = YAML_PATHS) -> None:
@@ -311,3 +319,11 @@ def saved_parts(db: sqlite3.Connection, entries: list[Any]) -> list[Any] | None:
                 for _, pieces, key, words in rows]
     except (sqlite3.Error, orjson.JSONDecodeError, TypeError, AttributeError):
         return None
+
+
+def _text_fields(fields: Any, key: tuple[str, str]) -> tuple[str, ...]:
+    """A shown row's fields as text: its kind and id as read at start-up, a value of a damaged row that is not
+    text (or a row gone) as empty text, never another type."""
+    fields = tuple(fields) if fields is not None else ()
+    rest = [v if isinstance(v, str) else "" for v in fields[2:6]]
+    return (*key, *rest, *[""] * (4 - len(rest)))

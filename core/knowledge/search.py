@@ -326,7 +326,7 @@ class SearchIndex:
         self._db.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?)",
                              [(i, *d) for i, d in enumerate(self.docs)])
         index_image.save_parts(self._db, self._errors.entries, self._parts)
-        index_image.save_yaml(self._db)
+        index_image.save_start_up(self._db, self.docs)
         self._db.commit()
 
     def _ready(self, errors: ErrorIndex) -> None:
