@@ -179,8 +179,8 @@ def _connect(image: bytes | Path) -> tuple[sqlite3.Connection, int] | None:
 def load_image(image: bytes | Path) -> tuple[sqlite3.Connection, list[tuple[str, str]], dict[str, str]] | None:
     """(the database, the (kind, id) of each shown row in rowid order, option -> flag) of an image (its bytes,
     or the file it was saved in); None when it is not one of ours (not SQLite, cut short, other tables, rowids
-    that do not count 0, 1, 2, ..., values that are not text). The rest of a shown row is read when a query
-    shows it (`ShownRows`)."""
+    that do not count 0, 1, 2, ..., kinds, ids or flags that are not text). The rest of a shown row is read
+    when a query shows it (`ShownRows`)."""
     connected = _connect(image)
     if connected is None:
         return None
@@ -190,8 +190,7 @@ def load_image(image: bytes | Path) -> tuple[sqlite3.Connection, list[tuple[str,
         if pages * page_size != size:  # cut short (or longer than SQLite wrote it)
             raise ValueError("not a whole image")
         count, first, last = db.execute("SELECT count(*), min(rowid), max(rowid) FROM shown").fetchone()
-        rows = [tuple(key) for key in orjson.loads(db.execute("SELECT value FROM start_up WHERE name = 'keys'")
-                                                    .fetchone()[0])]
+        keys = orjson.loads(db.execute("SELECT value FROM start_up WHERE name = 'keys'").fetchone()[0])
         options = db.execute("SELECT count(*) FROM options").fetchone()[0]
         primaries = dict(db.execute("SELECT option, flag FROM primaries"))
         db.execute("SELECT rowid FROM docs WHERE docs MATCH 'slime' LIMIT 1").fetchall()
@@ -200,14 +199,15 @@ def load_image(image: bytes | Path) -> tuple[sqlite3.Connection, list[tuple[str,
     except (sqlite3.Error, ValueError, OverflowError, MemoryError, TypeError):
         db.close()
         return None
-    if not rows or (first, last, len(rows)) != (0, count - 1, count) \
-            or not all(len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], str) for key in rows) \
+    if not isinstance(keys, list) or not keys or (first, last, len(keys)) != (0, count - 1, count) \
+            or not all(isinstance(k, list) and len(k) == 2 and isinstance(k[0], str) and isinstance(k[1], str)
+                       for k in keys) \
             or len(primaries) != options or not all(isinstance(o, str) and isinstance(f, str)
                                                      for o, f in primaries.items()):
         db.close()
         return None
     use_saved_yaml({k: v for k, v in yaml_data.items() if isinstance(k, bytes) and isinstance(v, bytes)})
-    return db, rows, primaries
+    return db, [(kind, key) for kind, key in keys], primaries
 
 
 class ShownRows(Sequence):
@@ -231,20 +231,27 @@ class ShownRows(Sequence):
         n = range(len(self.keys))[i]  # an IndexError as a list's
         row = self._rows.get(n)
         if row is None:
-            with self._lock:
-                fields = self._db.execute("SELECT kind, id, title, summary, source, text FROM shown WHERE rowid = ?",
-                                          (n,)).fetchone()
+            try:
+                with self._lock:
+                    fields = self._db.execute("SELECT kind, id, title, summary, source, text FROM shown "
+                                              "WHERE rowid = ?", (n,)).fetchone()
+            except sqlite3.Error:  # a damaged page: the row reads as empty text, never as an exception
+                fields = None
             row = self._rows[n] = self._make(*_text_fields(fields, self.keys[n]))
         return row
 
     def __iter__(self) -> Iterator[Any]:
         if len(self._rows) < len(self.keys):
-            with self._lock:
-                every = self._db.execute("SELECT rowid, kind, id, title, summary, source, text FROM shown "
-                                         "ORDER BY rowid").fetchall()
+            try:
+                with self._lock:
+                    every = self._db.execute("SELECT rowid, kind, id, title, summary, source, text FROM shown "
+                                             "ORDER BY rowid").fetchall()
+            except sqlite3.Error:
+                every = []  # a damaged page: each row is read (or read as empty text) on its own below
             for n, *fields in every:
-                self._rows.setdefault(n, self._make(*_text_fields(fields, self.keys[n])))
-        return iter([self._rows[n] for n in range(len(self.keys))])
+                if isinstance(n, int) and 0 <= n < len(self.keys):
+                    self._rows.setdefault(n, self._make(*_text_fields(fields, self.keys[n])))
+        return iter([self[n] for n in range(len(self.keys))])
 
 
 def write_image(where: Path, image: bytes) -> None:

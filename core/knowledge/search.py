@@ -279,8 +279,9 @@ class SearchIndex:
     def __init__(self, cards: tuple[Card, ...] | Callable[[], tuple[Card, ...]], catalog: Any,
                  errors: ErrorIndex | Callable[[], ErrorIndex], image: bytes | Path | None = None) -> None:
         """Build the index, or take it from `image` (what `image()` wrote for the same sources, or the file it
-        was saved in), which saves the build; an image that is not one is ignored. `cards`, `catalog` and `errors` may be functions that load
-        them: with an image each is loaded only when a query first needs it."""
+        was saved in), which saves the build; an image that is not one is ignored. `cards`, `catalog` and
+        `errors` may be functions that load them: with an image each is loaded only when a query first needs it
+        (messages are matched from the image's own tables, `match_messages`)."""
         self._cards = cards
         self._catalog = catalog
         self._errors = errors

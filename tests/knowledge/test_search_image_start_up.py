@@ -79,9 +79,10 @@ def test_an_image_file_is_opened_in_place_and_a_cut_or_odd_file_is_not_used(buil
     cut = tmp_path / "cut.sqlite"
     cut.write_bytes(built.image()[:-4096])  # one page short: SQLite alone would read it until a query failed
     assert not _again(cut).from_image
-    fifo = tmp_path / "fifo.sqlite"
-    os.mkfifo(fifo)
-    assert not _again(fifo).from_image  # never opened: nothing waits on a pipe
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo.sqlite"
+        os.mkfifo(fifo)
+        assert not _again(fifo).from_image  # never opened: nothing waits on a pipe
 
 
 def test_yaml_data_from_an_image_is_used_only_for_the_very_same_text():
