@@ -120,8 +120,8 @@ def known_image_key(data_files: list[Path]) -> str | None:
 
 
 def _write_small(where: Path, data: bytes, family: str) -> None:
-    """Write a file of the image folder (a temporary file renamed into place) and remove the others of its
-    family older than a minute; a folder that cannot be written is left as it is."""
+    """Write a file of the image folder (a temporary file renamed into place) and prune its family (`_prune`);
+    a folder that cannot be written is left as it is."""
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".key-", dir=where.parent)
@@ -132,9 +132,7 @@ def _write_small(where: Path, data: bytes, family: str) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        for old in where.parent.glob(family):
-            if old != where and time.time() - old.stat().st_mtime > 60:
-                old.unlink(missing_ok=True)
+        _prune(where, family)
     except OSError:
         pass
 
@@ -254,9 +252,23 @@ class ShownRows(Sequence):
         return iter([self[n] for n in range(len(self.keys))])
 
 
+KEEP_OTHERS = 3  # images (and remembered keys) of other contents kept: two checkouts sharing a home do not evict
+# each other's image at every start
+
+
+def _prune(where: Path, family: str) -> None:
+    """Remove the files of a family in the image folder beyond the KEEP_OTHERS newest besides `where`, those
+    written in the last minute always kept (another process may be about to read one)."""
+    others = sorted(((old.stat().st_mtime, old) for old in where.parent.glob(family) if old != where), reverse=True)
+    for mtime, old in others[KEEP_OTHERS:]:
+        if time.time() - mtime > 60:
+            old.unlink(missing_ok=True)
+
+
 def write_image(where: Path, image: bytes) -> None:
     """Save the image (a temporary file renamed into place, so a reader never sees half of one) and remove the
-    images of older contents. A home that cannot be written only costs the next start-up its speed."""
+    images of older contents but the KEEP_OTHERS newest. A home that cannot be written only costs the next
+    start-up its speed."""
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".index-", dir=where.parent)
@@ -267,9 +279,7 @@ def write_image(where: Path, image: bytes) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        for old in where.parent.glob("index-*.sqlite"):
-            if old != where and time.time() - old.stat().st_mtime > 60:
-                old.unlink(missing_ok=True)
+        _prune(where, "index-*.sqlite")
     except OSError:
         pass
 

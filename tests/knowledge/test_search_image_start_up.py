@@ -119,3 +119,19 @@ def test_the_remembered_image_key_follows_an_edited_card(tmp_path, monkeypatch):
     path.write_text(text.replace("a", "b", 1), encoding="utf-8")  # the same size
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the old times: the change time still tells
     assert index_image.known_image_key(files) == index_image.image_key(files) != key
+
+
+def test_writing_an_image_keeps_the_newest_images_of_other_contents(tmp_path):
+    folder = tmp_path / "search-index"
+    folder.mkdir()
+    old = []
+    for n in range(5):  # five other checkouts' images, the oldest first, none written in the last minute
+        path = folder / f"index-{n:032x}.sqlite"
+        path.write_bytes(b"x")
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+        old.append(path)
+    recent = folder / f"index-{9:032x}.sqlite"
+    recent.write_bytes(b"x")  # written a moment ago: kept whatever its rank
+    index_image.write_image(folder / f"index-{7:032x}.sqlite", b"image")
+    kept = sorted(p.name for p in folder.glob("index-*.sqlite"))
+    assert kept == sorted([f"index-{7:032x}.sqlite", recent.name, old[4].name, old[3].name])
