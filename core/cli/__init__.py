@@ -55,7 +55,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# The command line uses no pydantic plugin: without this, the first model of every process looks through the
+# entry points of every installed distribution for one (a few ms of each `ask`). An explicit setting is kept.
+NO_PYDANTIC_PLUGINS = ("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+
 def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault(*NO_PYDANTIC_PLUGINS)
     guard_streams()
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)

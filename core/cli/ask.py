@@ -269,13 +269,13 @@ def render_text(index, answer, query: str = "", checkout: Path | None = None) ->
     """What was read from a pasted error, then the results grouped by kind (kinds in the order of their best
     result), each with how sure it is; errors with how they matched the pasted text and what catches them;
     runtime messages with their causes, known bugs with their fix and, given a checkout, whether it has it."""
-    from core.knowledge import KIND_TITLES, MATCH_TITLES, distinct, explain, grouped, match_error
+    from core.knowledge import KIND_TITLES, MATCH_TITLES, distinct, explain, grouped
 
     if isinstance(answer, list):  # a plain list of results (no paste read)
         from core.knowledge import Answer
 
         answer = Answer(results=answer)
-    how = {m.entry.id: m for m in match_error(query, index.errors, limit=10)} if query else {}
+    how = {m.entry.id: m for m in index.match_messages(query, limit=10)} if query else {}
     fixes = bug_fix_status(answer.results, checkout) if checkout is not None else {}
     lines: list[str] = []
     if answer.pasted_error and answer.error_message is not None:

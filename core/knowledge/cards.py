@@ -6,10 +6,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, Field, field_validator
 
-from core.knowledge.table_file import safe_yaml
+from core.knowledge.table_file import safe_yaml, yaml_error
 from core.resources import knowledge_path
 
 KNOWLEDGE_DIR = knowledge_path()
@@ -49,7 +48,7 @@ def parse_card(card_id: str, text: str) -> Card:
         raise CardError(f"{card_id}: no YAML front matter between '---' lines")
     try:
         meta = safe_yaml(m.group(1)) or {}
-    except yaml.YAMLError as exc:
+    except yaml_error() as exc:
         raise CardError(f"{card_id}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
         raise CardError(f"{card_id}: front matter must be a mapping")

@@ -469,8 +469,11 @@ def entry_parts(index: ErrorIndex) -> list[EntryParts]:
 _PREPARED: dict[int, _Prepared] = {}
 
 
-def _prepared(index: ErrorIndex, parts: list[EntryParts] | None = None) -> _Prepared:
-    """Kept per index object (the index itself is kept alive with it)."""
+def _prepared(index: ErrorIndex | _Prepared, parts: list[EntryParts] | None = None) -> _Prepared:
+    """Kept per index object (the index itself is kept alive with it); an index already prepared (the saved
+    tables of a search index's image, core.knowledge.saved_messages) is used as it is."""
+    if isinstance(index, _Prepared):
+        return index
     cached = _PREPARED.get(id(index))
     if cached is None or cached.index is not index:
         if len(_PREPARED) > 4:
@@ -515,7 +518,7 @@ def _fuzzy(prepared: _Prepared, message: str, seen: set[str]) -> list[ErrorEntry
     return [entries[key] for *_, key in sorted(scored)]
 
 
-def match_error(text: str, index: ErrorIndex | None = None, limit: int = 5) -> list[ErrorMatch]:
+def match_error(text: str, index: ErrorIndex | _Prepared | None = None, limit: int = 5) -> list[ErrorMatch]:
     """Where a pasted error comes from, best first, each with how sure the match is.
 
     The paste is read as an engineer reads it (`core.knowledge.traceback.read_paste`): per-run noise

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from core.knowledge import index_image
+from core.knowledge.answers import KINDS, Answer, Result
 from core.knowledge.cards import CARDS_DIR, Card, cards_citing_frames, cited_files, parse_card
 from core.knowledge.documents import (
     _CITE_RE,
@@ -50,22 +51,15 @@ from core.knowledge.flags import normalise_flag
 from core.knowledge.layers import LAYER_TITLES, layer_of, load_all_messages, log_verdict
 from core.knowledge.query_words import CONTEXT_WORD_RE, ISSUE_TAG_RE, WRAPPER_TYPE_RE, camel_parts
 from core.knowledge.runtime import match_runtime
+from core.knowledge.saved_messages import SavedMessages, SavedMessagesBroken
 from core.knowledge.snippets import answer_sentence
 from core.knowledge.symptoms import symptom_cards
 from core.knowledge.tables import match_tables, runtime_messages, table_docs
 from core.knowledge.traceback import MAX_LINE_CHARS, MAX_PASTE_CHARS, OWN_LAYERS, ReadPaste, read_paste
 from core.knowledge.zh import english_words
 
-KINDS = ("card", "section", "flag", "rule", "error", "log", "model_script", "runtime", "term", "bug")
-KIND_TITLES = {"card": "Knowledge cards", "section": "Card sections", "flag": "Flags", "rule": "Our checks",
-               "error": "Error messages (slime, Megatron-LM, SGLang)", "log": "slime log lines",
-               "model_script": "Model scripts", "runtime": "Messages from the layers under slime",
-               "term": "Other frameworks' words", "bug": "Known bugs fixed upstream"}
-# How sure a result is: what the UI and `ask` show beside it.
-MATCH_TITLES = {"exact": "matches", "likely": "probably", "related": "related", "closest": "closest, not a match"}
 MAX_QUERY_CHARS = 20_000  # of a question (a paste is read up to MAX_PASTE_CHARS, from its end)
 MAX_TERMS = 40
-READ_AS_CHARS = 300
 PROSE_KINDS = frozenset({"card", "section"})
 # Records presented as "the message you saw": shown first, a wrong one is a confident wrong answer.
 MESSAGE_KINDS = frozenset({"error", "log", "runtime", "bug"})
@@ -166,83 +160,6 @@ def _looks_like_flag(text: str, terms: list[str]) -> bool:
     return len(terms) <= 6 and (text.strip().startswith("-") or "_" in text or "-" in text.strip())
 
 
-class Result(BaseModel):
-    kind: str = Field(description="card | section | flag | rule | error | log | model_script")
-    id: str
-    title: str
-    snippet: str
-    source: str
-    match: str = Field(default="related", description="exact | likely | related | closest (see MATCH_TITLES)")
-    also: list[str] = Field(default_factory=list, description="the sources of results that read the same, "
-                            "folded into this one (`distinct`)")
-
-    def public(self) -> dict[str, Any]:
-        out = self.model_dump()
-        if not self.also:
-            del out["also"]
-        return out
-
-
-def distinct(results: list[Result]) -> list[Result]:
-    """The results with those that read the same as an earlier one (the same kind and title: one message
-    written in two files, say) folded into it, their sources kept in `also`; order kept."""
-    out: list[Result] = []
-    first: dict[tuple[str, str], Result] = {}
-    for r in results:
-        seen = first.get((r.kind, r.title))
-        if seen is None:
-            first[(r.kind, r.title)] = copy = r.model_copy(update={"also": list(r.also)})
-            out.append(copy)
-        elif r.source != seen.source and r.source not in seen.also:
-            seen.also.append(r.source)
-    return out
-
-
-class Answer(BaseModel):
-    """What `ask` answers: the results best first, and for a pasted error what was read from it and whether
-    an indexed message matched (an honest "not found" rather than an unrelated record shown as a match)."""
-
-    results: list[Result]
-    pasted_error: bool = False
-    error_type: str | None = None
-    error_message: str | None = None
-    layer: str | None = Field(default=None, description="where the traceback's frames say it was raised")
-    raised_in: str | None = Field(default=None, description="the library of the traceback's innermost frame")
-    own_frame: str | None = Field(default=None, description="the innermost frame in slime, Megatron-LM or SGLang, "
-                                  "as `path, line N, in function` (None: no such frame)")
-    own_layer: str | None = None
-    found: bool = Field(default=True, description="for a pasted error: an indexed message matched it")
-    notice: str | None = None
-    cut_chars: int = Field(default=0, description="a paste longer than MAX_PASTE_CHARS: its beginning, cut")
-
-    @property
-    def read_as(self) -> str:
-        """What was read from the paste, in one line: `Type: message`, or `Type (no message)`; a long message
-        cut at a word, with an ellipsis."""
-        message = _short(self.error_message or "", READ_AS_CHARS)
-        if self.error_type:
-            return f"{self.error_type}: {message}" if message else f"{self.error_type} (no message)"
-        return message
-
-    @property
-    def where_raised(self) -> str:
-        """Who raised it and where the innermost frame of slime (or Megatron-LM, SGLang) is, in words; empty
-        without frames."""
-        if not self.raised_in:
-            return ""
-        if self.own_frame is None:
-            return f"raised in {self.raised_in}; no frame of slime, Megatron-LM or SGLang in the traceback"
-        if self.own_layer == self.raised_in:
-            return f"raised in {self.raised_in}, at {self.own_frame}"
-        return f"raised in {self.raised_in}, called from {self.own_layer}: its innermost frame is {self.own_frame}"
-
-    def public(self) -> dict[str, Any]:
-        return {"results": [r.public() for r in self.results], "found": self.found, "notice": self.notice,
-                **({"cut_chars": self.cut_chars} if self.cut_chars else {}),
-                "error": {"type": self.error_type, "message": self.error_message, "layer": self.layer}
-                if self.pasted_error else None}
-
-
 class _Shown(NamedTuple):
     """What a result shows of a document; an index read from its image keeps only this (`text`: what the
     answering sentence of a card or section is picked from)."""
@@ -281,21 +198,24 @@ class SearchIndex:
     """An in-memory FTS5 table over every document, plus the exact lookups that go before BM25."""
 
     def __init__(self, cards: tuple[Card, ...] | Callable[[], tuple[Card, ...]], catalog: Any,
-                 errors: ErrorIndex | Callable[[], ErrorIndex], image: bytes | None = None) -> None:
-        """Build the index, or take it from `image` (what `image()` wrote for the same sources), which saves the
-        build; an image that is not one is ignored. `cards`, `catalog` and `errors` may be functions that load
-        them: with an image each is loaded only when a query first needs it."""
+                 errors: ErrorIndex | Callable[[], ErrorIndex], image: bytes | Path | None = None) -> None:
+        """Build the index, or take it from `image` (what `image()` wrote for the same sources, or the file it
+        was saved in), which saves the build; an image that is not one is ignored. `cards`, `catalog` and
+        `errors` may be functions that load them: with an image each is loaded only when a query first needs it
+        (messages are matched from the image's own tables, `match_messages`)."""
         self._cards = cards
         self._catalog = catalog
         self._errors = errors
         self._errors_by_id: dict[str, ErrorEntry] | None = None
         self._cited: dict[str, list[str]] | None = None  # a cited file -> the cards whose sources cite it
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: an image's rows are read inside the queries that hold it
+        self._saved_messages: SavedMessages | None = None
         self.from_image = image is not None and self._load_image(image)
         if not self.from_image:
             self._build()
-        self._by_key = {(d.kind, d.id): i for i, d in enumerate(self.docs)}
-        self._prose_rows = sum(1 for d in self.docs if d.kind in PROSE_KINDS)  # cards and sections come first
+        keys = self.docs.keys if isinstance(self.docs, index_image.ShownRows) else [(d.kind, d.id) for d in self.docs]
+        self._by_key = {key: i for i, key in enumerate(keys)}
+        self._prose_rows = sum(1 for kind, _ in keys if kind in PROSE_KINDS)  # cards and sections come first
         self._options_lower = {o.lower(): o for o in self.options}
         if not callable(self._errors):
             self._ready(self._errors)  # the message templates made ready once, here rather than in a query
@@ -329,6 +249,7 @@ class SearchIndex:
         self._db.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?)",
                              [(i, *d) for i, d in enumerate(self.docs)])
         index_image.save_parts(self._db, self._errors.entries, self._parts)
+        index_image.save_start_up(self._db, self.docs)
         self._db.commit()
 
     def _ready(self, errors: ErrorIndex) -> None:
@@ -367,15 +288,28 @@ class SearchIndex:
         with self._lock:
             return self._db.serialize()
 
-    def _load_image(self, image: bytes) -> bool:
+    def _load_image(self, image: bytes | Path) -> bool:
         """Take the database, shown fields and flag spellings from an image; False when it is not one of ours."""
         loaded = index_image.load_image(image)
         if loaded is None:
             return False
-        self._db, rows, self._primary = loaded
+        self._db, keys, self._primary = loaded
         self.options = sorted(self._primary)
-        self.docs = [_Shown(*row) for row in rows]
+        self.docs = index_image.ShownRows(self._db, self._lock, keys, _Shown)
+        if SavedMessages.usable(self._db):
+            self._saved_messages = SavedMessages(self._db, self._lock)
         return True
+
+    def match_messages(self, text: str, limit: int = 5) -> list[ErrorMatch]:
+        """`match_error` over the messages of every layer: read from the image's tables when the index came from
+        one (a query reads only the messages its text leads to), else from the loaded messages; the same
+        matches either way. A damaged table is given up for the loaded messages."""
+        if self._saved_messages is not None:
+            try:
+                return match_error(text, self._saved_messages, limit=limit)
+            except SavedMessagesBroken:
+                self._saved_messages = None
+        return match_error(text, self.errors, limit=limit)
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)
@@ -435,7 +369,7 @@ class SearchIndex:
             if i is not None and i not in picked and (not kinds or kind in kinds):
                 picked[i] = level
 
-        matches = match_error(text, self.errors, limit=limit)
+        matches = self.match_messages(text, limit=limit)
         if not pasted:
             self._add_named(text, matches, add)
             self._add_flag_section(text, add)
@@ -676,6 +610,11 @@ class SearchIndex:
     # ----------------------------------------------------------------------------------------------
     def error(self, key: str) -> ErrorEntry | None:
         """The indexed message (or log line) with this `path:line` id."""
+        if self._saved_messages is not None and self._errors_by_id is None:
+            try:
+                return self._saved_messages.by_id.get(key)
+            except SavedMessagesBroken:
+                self._saved_messages = None
         if self._errors_by_id is None:
             self._errors_by_id = {}
             for e in self.errors.entries:
@@ -717,15 +656,20 @@ class SearchIndex:
 def _index_for(cards_dir: Path, stamp: tuple) -> SearchIndex:
     """The index for these sources: from the image an earlier process saved for the same contents (start-up
     of `ask` is mostly this), else built, and its image saved for the next process."""
-    from core.launch import load_catalog
-
-    key = index_image.image_key(index_image.data_files(cards_dir))
+    key = index_image.known_image_key(index_image.data_files(cards_dir))
     where = index_image.image_dir() / f"index-{key}.sqlite" if key else None
-    image = index_image.read_image(where) if where is not None else None
-    index = SearchIndex(lambda: readable_cards(cards_dir), load_catalog, load_all_messages, image=image)
+    image = where if where is not None and where.exists() else None  # opened in place (`index_image.load_image`)
+    index = SearchIndex(lambda: readable_cards(cards_dir), _load_catalog, load_all_messages, image=image)
     if where is not None and not index.from_image:
         index_image.write_image(where, index.image())
     return index
+
+
+def _load_catalog() -> Any:
+    """The argument catalog, core.launch loaded only when a query needs it (an index read from its image)."""
+    from core.launch import load_catalog
+
+    return load_catalog()
 
 
 def readable_cards(cards_dir: Path) -> tuple[Card, ...]:
@@ -756,14 +700,6 @@ def get_index(cards_dir: Path = CARDS_DIR) -> SearchIndex:
 
 def search(query: str, limit: int = 10, kinds: set[str] | None = None) -> list[Result]:
     return get_index().search(query, limit=limit, kinds=kinds)
-
-
-def grouped(results: list[Result]) -> dict[str, list[Result]]:
-    """Results by kind, kinds in the order of their best result."""
-    out: dict[str, list[Result]] = {}
-    for r in results:
-        out.setdefault(r.kind, []).append(r)
-    return out
 
 
 class ErrorExplanation(BaseModel):

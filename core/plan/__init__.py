@@ -48,7 +48,7 @@ _EXPORTS = {
     "plan_values": "core.plan.plan",
     "report_with_plan": "core.plan.plan",
     "SizingAnswer": "core.plan.sizing",
-    "is_sizing_question": "core.plan.sizing",
+    "is_sizing_question": "core.plan.sizing_question",
     "sizing_answer": "core.plan.sizing",
     "sizing_text": "core.plan.sizing",
     "sizing_flags": "core.plan.sizing",

@@ -34,8 +34,8 @@ from pydantic import BaseModel, Field
 from core.model_scripts import ModelScript, load_model_scripts, match_model
 from core.plan.gpus import find_gpu, load_gpus
 from core.plan.models import GIB, Plan, PlanError
+from core.plan.sizing_question import MAX_QUESTION_CHARS, SIZING_PATTERNS, is_sizing_question  # noqa: F401
 
-MAX_QUESTION_CHARS = 500
 DEFAULT_GPU = "H100-80GB"
 DEFAULT_RESPONSE, PROMPT = 8192, 1024
 ROLLOUT_BATCH, SAMPLES = 32, 8
@@ -43,14 +43,6 @@ GPUS_PER_NODE = 8
 GPU_COUNTS = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 TP_SIZES, PP_SIZES, ENGINE_SIZES = (1, 2, 4, 8), (1, 2, 4, 8, 16, 32), (1, 2, 4, 8, 16, 32, 64, 128)
 DROPPED_SUFFIXES = ("-instruct-2507", "-instruct-amd", "-instruct", "-rl", "-amd", "-vl")
-_GPU_WORD = r"(?:gpus?|cards?|devices?|accelerators?|h100s?|h800s?|h200s?|h20s?|a100s?|b200s?|gb200s?|l40s|mi300x?s?|mi325x?s?)"
-SIZING_PATTERNS = tuple(re.compile(p, re.IGNORECASE) for p in (
-    rf"\bhow\s+many\b[^?.!]{{0,40}}?{_GPU_WORD}",
-    rf"{_GPU_WORD}[^?.!]{{0,30}}?\b(?:do|would|will|should)\s+(?:i|we|you)\s+need\b",
-    rf"\b(?:minimum|min|fewest|least|enough)\b[^?.!]{{0,20}}?{_GPU_WORD}",
-    rf"\bnumber\s+of\s+{_GPU_WORD}",
-    r"(?:多少|几)\s*(?:张|块|个|台)?\s*(?:卡|gpu|显卡|h100|a100|h800|h200)",
-))
 _MODEL_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9._/-]{0,60}?\d[A-Za-z0-9._-]{0,30}?[bB])(?![\w])")
 _RESPONSE_K = re.compile(r"(?<![\w.])(\d{1,3})\s?[kK](?![\w])")
 _RESPONSE_TOKENS = re.compile(r"(?<![\w.])(\d{3,6})\s*-?\s*tokens?\b", re.IGNORECASE)
@@ -102,11 +94,6 @@ class SizingAnswer(BaseModel):
     plan_command: str
     plan_page: str = "Will it fit?"
     assumptions: list[str] = Field(default_factory=list)
-
-
-def is_sizing_question(text: str) -> bool:
-    """Whether the text asks how many GPUs a model needs (the rules above)."""
-    return bool(text) and len(text) <= MAX_QUESTION_CHARS and any(p.search(text) for p in SIZING_PATTERNS)
 
 
 def _runs_pattern(name: str) -> str:

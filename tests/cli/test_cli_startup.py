@@ -42,3 +42,17 @@ def test_logs_reads_a_run_the_same_with_pandas_loaded_late_or_early(tmp_path):
                     f"main(['logs', '--no-cache', '--format', 'json', {str(run)!r}])", tmp_path)
     assert late.returncode == 0 and early.returncode == 0, late.stderr + early.stderr
     assert json.loads(late.stdout) == json.loads(early.stdout) and json.loads(late.stdout)["runs"]
+
+
+def test_ask_read_from_its_image_answers_the_same_without_yaml_the_planner_or_the_catalog(tmp_path):
+    """The second `ask` reads the image the first saved: no YAML parser, no planner (a sizing question is told
+    by a few patterns) and no argument catalog are loaded for a question that needs none of them."""
+    lazy = ("yaml", "core.plan.models", "core.plan.sizing", "core.launch.catalog", "core.launch.rules")
+    code = ("import contextlib, io, json, sys\nfrom core.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n    code = main(['ask', 'rollout', 'batch', 'size'])\n"
+            f"print(json.dumps([code, out.getvalue(), sorted(m for m in {lazy!r} if m in sys.modules)]))")
+    first, second = _python(code, tmp_path), _python(code, tmp_path)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    built, read = (json.loads(done.stdout.strip().splitlines()[-1]) for done in (first, second))
+    assert read[0] == built[0] == 0 and read[1] == built[1] and "--rollout-batch-size" in read[1]
+    assert read[2] == []

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from core.cli import main as cli_main
+from core.knowledge.answers import Result, distinct
 from core.knowledge.cards import display_markdown, get_card, mark_code
-from core.knowledge.search import Result, distinct, get_index
+from core.knowledge.search import get_index
 from core.knowledge.snippets import sentences
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,9 @@ import pytest
 
 from core.cli import main as cli_main
 from core.knowledge import search as search_module
+from core.knowledge.answers import grouped
 from core.knowledge.errors import load_error_index
-from core.knowledge.search import SearchIndex, explain, get_index, grouped, search
+from core.knowledge.search import SearchIndex, explain, get_index, search
 from core.launch import list_rules, load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
