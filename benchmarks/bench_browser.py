@@ -27,15 +27,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-for extra in (ROOT, ROOT / "tests"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-from test_browser import CHROMIUM, _free_port, _start_server, _stop  # noqa: E402
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 from core.memory.profile import Profile  # noqa: E402
 from core.memory.store import Store  # noqa: E402
 from core.monitor.tensorboard.synthetic import write_scalar_grid, write_slime_like_run  # noqa: E402
+from tests.browser.test_browser import CHROMIUM, _free_port, _start_server, _stop  # noqa: E402
 
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
