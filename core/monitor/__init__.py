@@ -83,6 +83,7 @@ _EXPORTS = {
     "with_gpu_verdict": "core.monitor.verdicts",
     "efficiency_verdicts": "core.monitor.efficiency",
     "table_csv": "core.monitor.views",
+    "placeholder_figure": "core.monitor.plots",
     "RolloutAlignment": "core.monitor.views",
     "XAxis": "core.monitor.views",
     "X_AXIS_LABELS": "core.monitor.views",
