@@ -8,7 +8,7 @@ Figures (median of --repeat, wall time from the user's action until the result i
 - a 20-line JSONL upload on "Check my data", from choosing the file to the finished report (target under 1 s);
 - a single TensorBoard event-file upload on "Monitor training", to the first plot (target under 2 s);
 - the same with a 300,000-scalar event file (3,000 steps x 100 tags; the checklist's curves are drawn first,
-  the others on demand), to the first plot (target under 2 s);
+  the others on demand), to the first plot (target under 2 s), and to every curve drawn (no target);
 - a launch script pasted on "Check launch script", to its findings and the updated status line (target 1 s);
 - a query in the sidebar's Ask box, to the results page (target 1 s);
 - a switch to "Knowledge cards", to the list of every card (target 0.5 s).
@@ -42,6 +42,11 @@ TARGETS = {"page switch": 0.5, "20-line JSONL check": 1.0, "event-file upload to
            "launch-script check": 1.0, "Ask from the sidebar": 1.0, "switch to Knowledge cards": 0.5,
            "300k-scalar upload to first plot": 2.0}
 SCRIPT = ROOT / "tests" / "fixtures" / "scripts" / "good_colocate.sh"
+# A chart with a curve drawn in it (the empty chart area shown before any run is loaded has none)
+FIRST_CURVE = ".js-plotly-plot .scatterlayer .trace"
+EVERY_CURVE = """() => { const charts = [...document.querySelectorAll('.js-plotly-plot')];
+  const done = [...document.querySelectorAll('button')].some(b => b.textContent.includes('Download what is shown'));
+  return done && charts.length > 0 && charts.every(c => c.querySelector('.scatterlayer .trace')); }"""
 
 
 def _timed(action, wait) -> float:
@@ -72,7 +77,7 @@ def main() -> int:
         port = _free_port()
         proc = _start_server(port, tmp / "home", tmp / "server.log")
         figures: dict[str, list[float]] = {k: [] for k in ("first paint (cold)", "first paint (warm)",
-                                                           *TARGETS)}
+                                                           *TARGETS, "300k-scalar upload to every curve")}
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
@@ -125,13 +130,15 @@ def main() -> int:
                     figures["event-file upload to first plot"].append(_timed(
                         lambda page=page: page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
                             str(event_file)),
-                        lambda page=page: page.locator(".js-plotly-plot").first.wait_for(state="visible")))
+                        lambda page=page: page.locator(FIRST_CURVE).first.wait_for(state="visible")))
                     page.goto(f"http://127.0.0.1:{port}/monitor")
                     page.get_by_test_id("stFileUploaderDropzoneInput").first.wait_for(state="attached")
-                    figures["300k-scalar upload to first plot"].append(_timed(
-                        lambda page=page: page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
-                            str(big_file)),
-                        lambda page=page: page.locator(".js-plotly-plot").first.wait_for(state="visible")))
+                    start = time.perf_counter()
+                    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(big_file))
+                    page.locator(FIRST_CURVE).first.wait_for(state="visible")
+                    figures["300k-scalar upload to first plot"].append(time.perf_counter() - start)
+                    page.wait_for_function(EVERY_CURVE, timeout=60_000)
+                    figures["300k-scalar upload to every curve"].append(time.perf_counter() - start)
                     page.close()
                 browser.close()
         finally:
@@ -146,6 +153,11 @@ def main() -> int:
         shown = f"{target * 1000:6.0f} ms" if target else ""
         print(f"{label:34} {med * 1000:6.0f} ms {max(values) * 1000:5.0f} ms {shown:>8}  {verdict}")
     print(f"({opts.repeat} visits, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
+    big = figures["300k-scalar upload to first plot"]
+    if big:
+        print(f"300,000 scalars (3,000 steps x 100 tags) uploaded on Monitor training, to the first curve drawn: "
+              f"median {statistics.median(big) * 1000:.0f} ms of {len(big)} (target 2,000 ms); every curve drawn: "
+              f"median {statistics.median(figures['300k-scalar upload to every curve']) * 1000:.0f} ms")
     return 0
 
 

@@ -63,23 +63,21 @@ def envelope_indices(x: np.ndarray, y: np.ndarray, columns: int = PLOT_COLUMNS) 
         span = hi - lo
         col = (np.zeros(len(placed), dtype=np.int64) if span <= 0 else
                np.minimum(((xf[placed] - lo) / span * columns).astype(np.int64), columns - 1))
-        yv = y[placed]
-        finite = np.isfinite(yv)
-        # per column: the first index of the least and of the greatest finite value (stable sorts, so ties keep
-        # the earliest point), then the first non-finite point
-        f_idx = np.flatnonzero(finite)
-        if len(f_idx):
-            fc, fy = col[f_idx], yv[f_idx]
-            by_min = f_idx[np.lexsort((fy, fc))]  # column, then value ascending (stable: first of equals)
-            starts = np.flatnonzero(np.r_[True, np.diff(col[by_min]) != 0])
-            keep[placed[by_min[starts]]] = True
-            by_max = f_idx[np.lexsort((-fy, fc))]
-            starts = np.flatnonzero(np.r_[True, np.diff(col[by_max]) != 0])
-            keep[placed[by_max[starts]]] = True
-        bad = np.flatnonzero(~finite)
-        if len(bad):
-            bc = col[bad]
-            order = np.argsort(bc, kind="stable")
-            starts = np.flatnonzero(np.r_[True, np.diff(bc[order]) != 0])
-            keep[placed[bad[order[starts]]]] = True
+        # the points column by column (a stable sort: in each column, in their original order; x is nearly
+        # always sorted already, which this sort finds in linear time), then per column the first point of its
+        # least and of its greatest finite value, and its first non-finite one
+        order = np.argsort(col, kind="stable")
+        cs, ys = col[order], y[placed][order]
+        starts = np.flatnonzero(np.r_[True, np.diff(cs) != 0])
+        seg = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(cs)]))
+        finite = np.isfinite(ys)
+        low = np.where(finite, ys, np.inf)
+        high = np.where(finite, ys, -np.inf)
+        least = np.minimum.reduceat(low, starts)[seg]
+        most = np.maximum.reduceat(high, starts)[seg]
+        for hit in (finite & (low == least), finite & (high == most), ~finite):
+            at = np.flatnonzero(hit)
+            if len(at):
+                first = at[np.r_[True, np.diff(seg[at]) != 0]]
+                keep[placed[order[first]]] = True
     return np.flatnonzero(keep)
