@@ -349,3 +349,16 @@ def test_a_second_visit_reads_nothing_again(app_env, make_app, roots, monkeypatc
     assert any(e.label.startswith("good: 0 fail") for e in at.expander)  # shown again, from what was read
     at.run()
     assert reads == first
+
+
+def test_a_rerun_for_a_widget_elsewhere_builds_no_chart_again(app_env, make_app, roots):
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(roots / "proj" / "good"))
+    at.button(key="mon_dir_add").click().run()
+    provider = at.session_state["mon_provider"]
+    built, charts = provider.figures_built, len(at.get("plotly_chart"))
+    assert built == charts >= 10
+    at.number_input(key="mon_num_rollout").set_value(500).run()  # a checklist input: the curves stay as they are
+    assert not at.exception and provider.figures_built == built and len(at.get("plotly_chart")) == charts
+    at.slider(key="mon_smoothing").set_value(0.9).run()  # the smoothing: every chart is built again
+    assert provider.figures_built == 2 * built
