@@ -1,6 +1,6 @@
 """Time what a user waits for in a real browser: Playwright drives Debian's Chromium against `streamlit run`.
 
-    python benchmarks/bench_browser.py [--repeat 5]
+    python benchmarks/bench_browser.py [--repeat 5] [--monitor-only] [--pick-time SECONDS]
 
 Figures (median of --repeat, wall time from the user's action until the result is on screen):
 - first paint of the home page (first visit after the server started, then a warm visit);
