@@ -1,6 +1,6 @@
 """Time what a user waits for in a real browser: Playwright drives Debian's Chromium against `streamlit run`.
 
-    python benchmarks/bench_browser.py [--repeat 5]
+    python benchmarks/bench_browser.py [--repeat 5] [--monitor-only] [--pick-time SECONDS]
 
 Figures (median of --repeat, wall time from the user's action until the result is on screen):
 - first paint of the home page (first visit after the server started, then a warm visit);
@@ -8,7 +8,7 @@ Figures (median of --repeat, wall time from the user's action until the result i
 - a 20-line JSONL upload on "Check my data", from choosing the file to the finished report (target under 1 s);
 - a single TensorBoard event-file upload on "Monitor training", to the first plot (target under 2 s);
 - the same with a 300,000-scalar event file (3,000 steps x 100 tags; the checklist's curves are drawn first,
-  the others on demand), to the first plot (target under 2 s);
+  the others on demand), to the first plot (target under 2 s), and to every curve drawn (no target);
 - a launch script pasted on "Check launch script", to its findings and the updated status line (target 1 s);
 - a query in the sidebar's Ask box, to the results page (target 1 s);
 - a switch to "Knowledge cards", to the list of every card (target 0.5 s).
@@ -27,15 +27,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-for extra in (ROOT, ROOT / "tests"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-from test_browser import CHROMIUM, _free_port, _start_server, _stop  # noqa: E402
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 from core.memory.profile import Profile  # noqa: E402
 from core.memory.store import Store  # noqa: E402
 from core.monitor.tensorboard.synthetic import write_scalar_grid, write_slime_like_run  # noqa: E402
+from tests.browser.test_browser import CHROMIUM, _free_port, _start_server, _stop  # noqa: E402
 
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -44,6 +42,11 @@ TARGETS = {"page switch": 0.5, "20-line JSONL check": 1.0, "event-file upload to
            "launch-script check": 1.0, "Ask from the sidebar": 1.0, "switch to Knowledge cards": 0.5,
            "300k-scalar upload to first plot": 2.0}
 SCRIPT = ROOT / "tests" / "fixtures" / "scripts" / "good_colocate.sh"
+# A chart with a curve drawn in it (the empty chart area shown before any run is loaded has none)
+FIRST_CURVE = ".js-plotly-plot .scatterlayer .trace"
+EVERY_CURVE = """() => { const charts = [...document.querySelectorAll('.js-plotly-plot')];
+  const done = [...document.querySelectorAll('button')].some(b => b.textContent.includes('Download what is shown'));
+  return done && charts.length > 0 && charts.every(c => c.querySelector('.scatterlayer .trace')); }"""
 
 
 def _timed(action, wait) -> float:
@@ -57,6 +60,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--monitor-only", action="store_true", help="time only the two Monitor training uploads")
+    parser.add_argument("--pick-time", type=float, default=0.0, help=(
+        "seconds between the Monitor page appearing and each upload, as a person choosing a file takes (default 0: "
+        "at once, so the chart code the page loads meanwhile is still loading)"))
     opts = parser.parse_args()
     from playwright.sync_api import expect, sync_playwright
 
@@ -74,7 +80,7 @@ def main() -> int:
         port = _free_port()
         proc = _start_server(port, tmp / "home", tmp / "server.log")
         figures: dict[str, list[float]] = {k: [] for k in ("first paint (cold)", "first paint (warm)",
-                                                           *TARGETS)}
+                                                           *TARGETS, "300k-scalar upload to every curve")}
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
@@ -124,16 +130,20 @@ def main() -> int:
                             lambda page=page: expect(page.get_by_text(re.compile(r"^\d+ of \d+ cards$"))).to_be_visible()))
                     nav.get_by_role("link", name="Monitor training").click()
                     page.get_by_test_id("stFileUploaderDropzoneInput").first.wait_for(state="attached")
+                    time.sleep(opts.pick_time)
                     figures["event-file upload to first plot"].append(_timed(
                         lambda page=page: page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
                             str(event_file)),
-                        lambda page=page: page.locator(".js-plotly-plot").first.wait_for(state="visible")))
+                        lambda page=page: page.locator(FIRST_CURVE).first.wait_for(state="visible")))
                     page.goto(f"http://127.0.0.1:{port}/monitor")
                     page.get_by_test_id("stFileUploaderDropzoneInput").first.wait_for(state="attached")
-                    figures["300k-scalar upload to first plot"].append(_timed(
-                        lambda page=page: page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(
-                            str(big_file)),
-                        lambda page=page: page.locator(".js-plotly-plot").first.wait_for(state="visible")))
+                    time.sleep(opts.pick_time)
+                    start = time.perf_counter()
+                    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(big_file))
+                    page.locator(FIRST_CURVE).first.wait_for(state="visible")
+                    figures["300k-scalar upload to first plot"].append(time.perf_counter() - start)
+                    page.wait_for_function(EVERY_CURVE, timeout=60_000)
+                    figures["300k-scalar upload to every curve"].append(time.perf_counter() - start)
                     page.close()
                 browser.close()
         finally:
@@ -147,7 +157,13 @@ def main() -> int:
         verdict = "" if target is None else ("ok" if med < target else "OVER")
         shown = f"{target * 1000:6.0f} ms" if target else ""
         print(f"{label:34} {med * 1000:6.0f} ms {max(values) * 1000:5.0f} ms {shown:>8}  {verdict}")
-    print(f"({opts.repeat} visits, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
+    print(f"({opts.repeat} visits, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
+          + (f", {opts.pick_time:g} s to pick each monitor file" if opts.pick_time else "") + ")")
+    big = figures["300k-scalar upload to first plot"]
+    if big:
+        print(f"300,000 scalars (3,000 steps x 100 tags) uploaded on Monitor training, to the first curve drawn: "
+              f"median {statistics.median(big) * 1000:.0f} ms of {len(big)} (target 2,000 ms); every curve drawn: "
+              f"median {statistics.median(figures['300k-scalar upload to every curve']) * 1000:.0f} ms")
     return 0
 
 

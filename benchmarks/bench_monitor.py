@@ -3,9 +3,12 @@
     python benchmarks/bench_monitor.py                     # 3,000 steps x 100 tags = 300,000 scalars
     python benchmarks/bench_monitor.py --steps 20000       # 2,000,000 scalars (generation takes minutes)
     python benchmarks/bench_monitor.py --tbparse           # also time tbparse (slow) and compare frames
+    python benchmarks/bench_monitor.py --figures-only      # just the chart figures of every tag (see below)
 
 First it times what a user waits for, in one process: reading, every verdict and the first plot, with peak
-memory; then `slime-assistant logs` with --no-cache, with a cold cache and with a warm one.
+memory; then the chart figures of every tag (built and serialized as the page sends them: with the points cut
+to the chart's pixel columns, without the cut as before, and again from the provider's kept figures); then
+`slime-assistant logs` with --no-cache, with a cold cache and with a warm one.
 
 Each measurement runs in a fresh Python process, so times include imports and peak memory (max RSS) is
 that process's own. Logs are written with tensorboardX (a dev dependency) into a temporary directory.
@@ -79,6 +82,39 @@ out = {{"read": t2 - t1, "verdicts": t3 - t2, "first_plot": t4 - t3, "scalars": 
         "statuses": [v.status for v in verdicts]}}
 """
 
+FIGURES = """
+import plotly.io
+from core.monitor.downsample import PLOT_COLUMNS
+from core.monitor.plots import scalar_figure
+from core.monitor.provider import MonitorProvider
+from core.monitor.sources import FoundRun
+from core.monitor.tensorboard.run import read_run
+from core.monitor.views import XAxis, rollout_alignment
+run = read_run({run!r})
+tags = sorted(run.tags)
+aligned = {{run.name: rollout_alignment(run)}}
+out = {{"tags": len(tags)}}
+scalar_figure([run], tags[0], axis=XAxis.STEP, weight=0.6, ignore_outliers=False, alignments=aligned)  # imports
+for label, columns in (("cut", PLOT_COLUMNS), ("whole", 10 ** 9)):
+    t1 = time.perf_counter()
+    sent = [plotly.io.to_json(scalar_figure([run], tag, axis=XAxis.STEP, weight=0.6, ignore_outliers=False,
+                                            alignments=aligned, columns=columns), validate=False) for tag in tags]
+    out[label] = time.perf_counter() - t1
+    out[label + "_mb"] = sum(map(len, sent)) / 1024 ** 2
+provider = MonitorProvider()
+provider.open([FoundRun(kind="tensorboard", label="run", path={run!r}).model_dump()])
+provider.refresh()
+shown = tags[:40]  # the page draws at most 40 charts (pages/monitor.py MAX_CHARTS)
+out["shown"] = len(shown)
+for label in ("provider_first", "provider_again"):
+    provider.refresh()
+    t1 = time.perf_counter()
+    figs = [provider.figure(tag, axis=XAxis.STEP, weight=0.6, ignore_outliers=False,
+                            alignments=provider.alignments(None)) for tag in shown]
+    out[label] = time.perf_counter() - t1
+out["built"] = provider.figures_built
+"""
+
 TBPARSE = """
 from tbparse import SummaryReader
 t1 = time.perf_counter()
@@ -131,9 +167,11 @@ def main() -> int:
     parser.add_argument("--tbparse", action="store_true", help="also time tbparse and check the frames match")
     parser.add_argument("--keep", action="store_true", help="keep the generated log directory")
     parser.add_argument("--reuse", default=None, help="a directory kept by an earlier --keep: skip generation")
+    parser.add_argument("--figures-only", action="store_true", help="time only the chart figures of every tag")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
+    from core.monitor.downsample import PLOT_COLUMNS
     from core.monitor.tensorboard.synthetic import write_scalar_grid
 
     t = time.perf_counter()
@@ -150,6 +188,17 @@ def main() -> int:
     size_mb = event_file.stat().st_size / 1024 ** 2
     print(f"log: {args.steps} steps x {args.tags} tags = {args.steps * args.tags:,} scalars, {size_mb:.1f} MiB, "
           f"written in {time.perf_counter() - t:.1f}s")
+
+    figs = child(FIGURES, run=str(run))
+    print(f"chart figures of all {figs['tags']} tags, built and serialized: {figs['cut']:.2f}s with the points cut "
+          f"to {PLOT_COLUMNS} pixel columns ({figs['cut_mb']:.1f} MiB sent), {figs['whole']:.2f}s whole "
+          f"({figs['whole_mb']:.1f} MiB); the page's {figs['shown']} charts through the provider "
+          f"{figs['provider_first']:.2f}s, again with no new data {figs['provider_again'] * 1000:.1f} ms "
+          f"({figs['built']} built in all)")
+    if args.figures_only:
+        if not (args.keep or args.reuse):
+            shutil.rmtree(work, ignore_errors=True)
+        return 0
 
     wait = child(USER_WAIT, cache="", run=str(run))
     print(f"what a user waits for, one process, no cache: read {wait['read']:.2f}s + verdicts "

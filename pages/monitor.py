@@ -27,6 +27,7 @@ from core.monitor import (
     find_runs,
     group_of,
     ordered_tags,
+    placeholder_figure,
     read_findings,
     still_allowed,
     table_csv,
@@ -141,6 +142,8 @@ if st.session_state["mon_sources"] and st.button("Forget the folders added", key
 
 if not sources:
     st.info("Upload event files or W&B run files, or a zip, or add a folder, to see the curves and the checklist.")
+    st.plotly_chart(placeholder_figure("The curves appear here"), key="mon_fig_placeholder",  # loads plotly.js now
+                    config={"displayModeBar": False, "staticPlot": True})
     st.stop()
 
 

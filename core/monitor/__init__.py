@@ -19,8 +19,8 @@ the cache), `follow` (a run followed while it is written: refreshes, changes, "s
 `sources` (what a path holds, of any kind: the one module that dispatches to the sources), `views` (x axes,
 rollout alignment, shown table), `smoothing` (TensorBoard's EMA and outlier range), `verdicts` (the
 checklist), `efficiency` (MFU from perf/actor_train_tflops and the time to finish, MON013-MON014), `report`,
-`plots` (plotly figures), `archive` (uploads and zips, safely; `UploadSlots`, a session's upload boxes),
-`slime_metrics` (what slime logs), and `provider` (`MonitorProvider`: the one face a page asks for runs, verdicts
+`plots` (plotly figures) over `downsample` (a curve's points cut to the chart's pixel columns), `archive`
+(uploads and zips, safely; `UploadSlots`, a session's upload boxes), `slime_metrics` (what slime logs), and `provider` (`MonitorProvider`: the one face a page asks for runs, verdicts
 and charts; it opens each run once and then only refreshes). Sources import the shared core; the shared core
 reaches a source only through `sources` (tests/test_architecture.py checks both).
 
@@ -83,6 +83,7 @@ _EXPORTS = {
     "with_gpu_verdict": "core.monitor.verdicts",
     "efficiency_verdicts": "core.monitor.efficiency",
     "table_csv": "core.monitor.views",
+    "placeholder_figure": "core.monitor.plots",
     "RolloutAlignment": "core.monitor.views",
     "XAxis": "core.monitor.views",
     "X_AXIS_LABELS": "core.monitor.views",

@@ -6,16 +6,23 @@ source once (`open`: a `Follower` per run, read through the cache), then every l
 (`refresh`: the bytes appended since, nothing when no file changed). So a revisit of the page reads nothing
 again. It also names the runs (runs of one name are told apart by a number), remembers what the user saw of
 each run for "since you last looked", and keeps that record bounded.
+
+Chart figures are kept too (`figure`), keyed by the runs' data versions and the chart's settings: a rerun of the
+page that changed nothing the chart shows (a widget elsewhere, a refresh that read nothing) builds no figure again.
+A run's data version changes whenever it is opened or a refresh reads anything for it.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections import OrderedDict
 from collections.abc import Callable
 
 from pydantic import BaseModel
 
 from core.monitor.cache import CacheBatch
+from core.monitor.downsample import PLOT_COLUMNS
 from core.monitor.follow import Follower, Refresh, RunSnapshot, changes_since, snapshot
 from core.monitor.plots import scalar_figure
 from core.monitor.runs import RunData
@@ -25,6 +32,8 @@ from core.monitor.views import RolloutAlignment, XAxis, rollout_alignment, shown
 from core.paths import PathRefused, resolve_allowed
 
 MAX_SEEN = 200  # runs whose last look is remembered per profile
+MAX_FIGURES = 96  # chart figures kept per session (40 charts at two or three settings); oldest use dropped first
+_VERSIONS = itertools.count(1)  # data versions, never reused in a process (a replaced source gets a new one)
 
 
 class OpenProblem(BaseModel):
@@ -75,6 +84,9 @@ class MonitorProvider:
         self._wanted: list[str] = []
         self._refreshes: dict[str, Refresh] = {}
         self._baselines: dict[str, RunSnapshot | None] = {}
+        self._versions: dict[str, int] = {}  # source key -> data version (see the module docstring)
+        self._figures: OrderedDict[tuple, object] = OrderedDict()
+        self.figures_built = 0  # figures built (not taken from the kept ones) in this session
         self.sources: list[dict] = []
 
     # -- opening and refreshing ------------------------------------------------------------------------------
@@ -93,6 +105,7 @@ class MonitorProvider:
         for key in [k for k in self._followers if k not in wanted]:
             del self._followers[key]  # a source removed or replaced
             self._refreshes.pop(key, None)
+            self._versions.pop(key, None)
         missing = [k for k in wanted if k not in self._followers]
         problems: list[OpenProblem] = []
         batch = CacheBatch(cache) if cache is not None else None
@@ -105,6 +118,7 @@ class MonitorProvider:
 
             try:
                 self._followers[key] = Follower(FoundRun(**src), cache=batch, on_progress=progress)
+                self._versions[key] = next(_VERSIONS)
             except OSError as exc:
                 problems.append(OpenProblem(label=src["label"], message=f"cannot be read ({exc})", kind="unreadable"))
             except UNREADABLE_SOURCE as exc:  # W&B run files without the wandb package's definitions
@@ -123,10 +137,13 @@ class MonitorProvider:
         self._refreshes = {}
         for key, follower in self._pairs():
             try:
-                self._refreshes[key] = follower.refresh()
+                self._refreshes[key] = refresh = follower.refresh()
             except OSError as exc:
                 failed.append((follower.run.name, str(exc)))
+                self._versions[key] = next(_VERSIONS)  # what it holds now is not known for sure
                 continue
+            if refresh.reread or refresh.files_grown or refresh.new_scalars:
+                self._versions[key] = next(_VERSIONS)
             if self._refreshes[key].reread:
                 follower.base_name = follower.run.name
         self._name_runs()
@@ -206,11 +223,31 @@ class MonitorProvider:
         """Each run's rollout index (from the logs, or the steps per rollout the user gave)."""
         return {run.name: rollout_alignment(run, steps_per_rollout) for run in self.runs()}
 
+    def data_version(self) -> tuple:
+        """What the charts' data is now: each followed run's name, data version and number of values."""
+        return tuple((f.run.name, self._versions.get(k, 0), f.run.scalar_count()) for k, f in self._pairs())
+
     def figure(self, tag: str, *, axis: XAxis, weight: float, ignore_outliers: bool,
-               alignments: dict[str, RolloutAlignment]):
-        """The chart of one tag over every run, smoothed and ranged as TensorBoard draws it."""
-        return scalar_figure(self.runs(), tag, axis=axis, weight=weight, ignore_outliers=ignore_outliers,
-                             alignments=alignments)
+               alignments: dict[str, RolloutAlignment], columns: int = PLOT_COLUMNS):
+        """The chart of one tag over every run, smoothed and ranged as TensorBoard draws it, with the points a
+        chart `columns` pixels wide shows. The same figure object is returned while the runs' data and these
+        settings stay the same (the caller must not change it); at most MAX_FIGURES are kept."""
+        runs = self.runs()
+        aligned = tuple((r.name, alignments[r.name].stride, alignments[r.name].steps_per_rollout)
+                        for r in runs if r.name in alignments)
+        key = (self.data_version(), tag, XAxis(axis).value, float(weight), bool(ignore_outliers), aligned,
+               int(columns))
+        fig = self._figures.get(key)
+        if fig is not None:
+            self._figures.move_to_end(key)
+            return fig
+        fig = scalar_figure(runs, tag, axis=axis, weight=weight, ignore_outliers=ignore_outliers,
+                            alignments=alignments, columns=columns)
+        self.figures_built += 1
+        self._figures[key] = fig
+        while len(self._figures) > MAX_FIGURES:
+            self._figures.popitem(last=False)
+        return fig
 
     def table(self, tags: list[str], *, axis: XAxis, weight: float, alignments: dict[str, RolloutAlignment]):
         """The values the charts of `tags` show, one row per point (a pandas frame, for a CSV download)."""

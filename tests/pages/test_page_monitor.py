@@ -103,7 +103,22 @@ def test_folder_outside_roots_is_refused(app_env, make_app, roots, tmp_path):
     at.button(key="mon_dir_add").click().run()
     assert not at.exception
     assert any("outside the directories" in e.value for e in at.error)
-    assert not at.get("plotly_chart")
+    assert _curves(at) == []  # only the empty chart area shown before any run is loaded
+
+
+def _curves(at) -> list:
+    """The charts holding a curve (the empty chart area shown before a run is loaded holds none)."""
+    return [c for c in at.get("plotly_chart") if json.loads(c.proto.spec)["data"]]
+
+
+def test_before_any_run_an_empty_chart_area_loads_the_chart_code(app_env, make_app, roots):
+    at = _open(make_app, app_env)
+    [chart] = at.get("plotly_chart")  # drawn now so the browser loads plotly.js while the user picks files
+    spec = json.loads(chart.proto.spec)
+    assert spec["data"] == [] and spec["layout"]["annotations"][0]["text"] == "The curves appear here"
+    at.text_input(key="mon_dir").input(str(roots / "proj" / "good"))
+    at.button(key="mon_dir_add").click().run()
+    assert len(_curves(at)) == len(at.get("plotly_chart")) >= 10  # gone once a run is loaded
 
 
 def test_x_axis_smoothing_and_outliers_controls(app_env, make_app, roots):
@@ -334,3 +349,16 @@ def test_a_second_visit_reads_nothing_again(app_env, make_app, roots, monkeypatc
     assert any(e.label.startswith("good: 0 fail") for e in at.expander)  # shown again, from what was read
     at.run()
     assert reads == first
+
+
+def test_a_rerun_for_a_widget_elsewhere_builds_no_chart_again(app_env, make_app, roots):
+    at = _open(make_app, app_env)
+    at.text_input(key="mon_dir").input(str(roots / "proj" / "good"))
+    at.button(key="mon_dir_add").click().run()
+    provider = at.session_state["mon_provider"]
+    built, charts = provider.figures_built, len(at.get("plotly_chart"))
+    assert built == charts >= 10
+    at.number_input(key="mon_num_rollout").set_value(500).run()  # a checklist input: the curves stay as they are
+    assert not at.exception and provider.figures_built == built and len(at.get("plotly_chart")) == charts
+    at.slider(key="mon_smoothing").set_value(0.9).run()  # the smoothing: every chart is built again
+    assert provider.figures_built == 2 * built
