@@ -94,7 +94,7 @@ if not results:
     st.info("Nothing found. Try a flag name, a rule code or fewer words.")
     st.stop()
 
-exact = {m.entry.id: m for m in match_error(query, index.errors, limit=10)}
+exact = {m.entry.id: m for m in index.match_messages(query, limit=10)}
 if answer.pasted_error and answer.error_message is not None:
     st.caption(plain(f"Read from your paste: {answer.read_as}"
                      + (f" ({answer.where_raised})" if answer.where_raised else "")))
