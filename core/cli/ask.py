@@ -129,10 +129,13 @@ def run_ask(args: argparse.Namespace) -> int:
     for line in not_read:
         say(f"ask: not read from your checkout: {line}")
     sizing = _sizing(query, args.query)
+    memory = _memory(query)
     if args.output_format == "json":
         out = answer.public()
         if sizing is not None:
             out["sizing"] = sizing.model_dump(mode="json")
+        if memory is not None:
+            out["memory"] = memory.model_dump(mode="json")
         if checkout is not None:
             fixes = bug_fix_status(results, checkout)
             for item in out["results"]:
@@ -148,13 +151,18 @@ def run_ask(args: argparse.Namespace) -> int:
             from core.plan import sizing_text
 
             write_text(sizing_text(sizing) + "\n")
+        if memory is not None:
+            from core.plan import oom_text
+
+            write_text(oom_text(memory) + "\n")
         if in_checkout:
             write_text(render_checkout(checkout, in_checkout) + ("\n" if results else ""))
         if results:
             write_text(render_text(index, answer, query, checkout))
         elif not in_checkout:
             write_text("Nothing found. Try a flag name, a rule code or fewer words.")
-    return EXIT_FOUND if results or in_checkout or (sizing is not None and sizing.status == "found") else EXIT_NONE
+    return EXIT_FOUND if results or in_checkout or (sizing is not None and sizing.status == "found") \
+        or memory is not None else EXIT_NONE
 
 
 def _sizing(query: str, words: list[str]):  # noqa: ANN202 - core.plan loads only for a sizing question
@@ -169,6 +177,17 @@ def _sizing(query: str, words: list[str]):  # noqa: ANN202 - core.plan loads onl
     from core.plan import sizing_answer
 
     return sizing_answer(query)
+
+
+def _memory(query: str):  # noqa: ANN202 - core.plan.oom loads only for an out-of-memory paste
+    """The numbers of a pasted CUDA out-of-memory message judged (core.plan's oom), None for any other query."""
+    from core.plan import is_oom_paste
+
+    if not is_oom_paste(query):
+        return None
+    from core.plan import judge_oom
+
+    return judge_oom(query)
 
 
 def _checkout(given: str | None) -> tuple[Path | None, str | None]:

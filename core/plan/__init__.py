@@ -12,7 +12,8 @@ verdicts beside its findings, for `check-args --gpu` and the checker page); for 
 slime's `perf/actor_train_tflops` with the low-MFU causes and an ETA (`mfu`), for the monitor to call
 through this package's root (core.monitor.efficiency turns them into its MON013 and MON014 verdicts); and "how
 many GPUs do I need for <model>?" answered from slime's model scripts with the fewest GPUs that fit (`sizing`,
-for `ask`).
+for `ask`); the numbers of a pasted CUDA out-of-memory message judged in words (`oom`, told by
+`oom_question` without loading it).
 
 May import: the shared vocabulary (core.findings, core.pins, core.resources, core.model_scripts, core.batch) and
 the package root of core.launch (to read a script's flags the way the checker does). core.launch never imports
@@ -57,6 +58,10 @@ _EXPORTS = {
     "LOW_MFU": "core.plan.mfu",
     "low_mfu_fix": "core.plan.mfu",
     "PLAN_RULES": "core.plan.verdicts",
+    "OomReading": "core.plan.oom",
+    "judge_oom": "core.plan.oom",
+    "oom_text": "core.plan.oom",
+    "is_oom_paste": "core.plan.oom_question",
 }
 
 __all__ = sorted(_EXPORTS)
