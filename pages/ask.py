@@ -28,7 +28,7 @@ from core.knowledge import framework_terms as terms
 from core.knowledge import known_bugs as bugs
 from core.paths import describe_skipped
 from core.pins import SLIME_SHORT, slime_source
-from core.plan import sizing_answer, sizing_flags
+from core.plan import is_oom_paste, sizing_answer, sizing_flags
 from ui.common import CHECKOUT_KEY, active_profile, cited, ensure_app_frame, plain
 
 ensure_app_frame()
@@ -71,6 +71,15 @@ if sizing is not None:
     for flags in dict.fromkeys(f for f in (sizing_flags(sizing), sizing_flags(sizing, cpu_adam=True)) if f):
         st.code(flags, language="bash")
     st.page_link("pages/plan.py", label="Plan your own script or these numbers on Will it fit?", icon=":material/memory:")
+
+if is_oom_paste(query):
+    from core.plan import judge_oom
+
+    memory = judge_oom(query, model=profile.model if profile else None, gpu=profile.gpu_model if profile else None)
+    if memory is not None:
+        st.info("**The numbers in your paste**\n\n" + "\n\n".join(plain(line) for line in memory.lines)
+                + "\n\n" + plain(memory.plan_hint) + (f" ({plain(memory.gpu)}: {plain(memory.gpu_from)}.)"
+                                                        if memory.gpu else ""), icon=":material/memory:")
 
 checkout = st.session_state.get(CHECKOUT_KEY)
 if checkout and (not kinds or "error" in kinds):

@@ -218,6 +218,12 @@ def judge_oom(text: str, model: str | None = None, gpu: str | None = None) -> Oo
     elif n.unallocated is not None and req is not None and n.unallocated > 0:
         lines.append(f"PyTorch held {gib(n.unallocated)} reserved but unallocated, less than the request: "
                      "fragmentation alone does not explain it.")
+    fragmented = req is not None and n.unallocated is not None and n.unallocated >= req > 0
+    if not fragmented and n.allocated is not None and total and n.allocated >= total / 2:
+        lines.append(
+            f"PyTorch's own tensors take {gib(n.allocated)} ({n.allocated / total:.0%} of the GPU): the step needs "
+            "more than is left. Fewer tokens per micro-batch (--max-tokens-per-gpu, "
+            f"{slime_source('slime/utils/arguments.py', 758)}) or more model parallelism make it smaller.")
     if n.in_use is not None and n.allocated is not None and n.unallocated is not None:
         outside = n.in_use - n.allocated - n.unallocated
         if outside >= 4 * GIB:

@@ -47,7 +47,7 @@ def test_logs_reads_a_run_the_same_with_pandas_loaded_late_or_early(tmp_path):
 def test_ask_read_from_its_image_answers_the_same_without_yaml_the_planner_or_the_catalog(tmp_path):
     """The second `ask` reads the image the first saved: no YAML parser, no planner (a sizing question is told
     by a few patterns) and no argument catalog are loaded for a question that needs none of them."""
-    lazy = ("yaml", "core.plan.models", "core.plan.sizing", "core.launch.catalog", "core.launch.rules")
+    lazy = ("yaml", "core.plan.models", "core.plan.sizing", "core.plan.oom", "core.launch.catalog", "core.launch.rules")
     code = ("import contextlib, io, json, sys\nfrom core.cli import main\nout = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n    code = main(['ask', 'rollout', 'batch', 'size'])\n"
             f"print(json.dumps([code, out.getvalue(), sorted(m for m in {lazy!r} if m in sys.modules)]))")
