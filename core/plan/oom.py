@@ -23,7 +23,7 @@ import re
 
 from pydantic import BaseModel
 
-from core.pins import slime_source
+from core.pins import megatron_source, slime_source
 
 MAX_TEXT_CHARS = 200_000
 MAX_BYTES = 64 * 2**40  # 64 TiB: no GPU or request is larger; a bigger figure is a misread
@@ -146,11 +146,20 @@ def _gpu_for(total: float | None) -> list[str]:
     return [g.name for g in load_gpus() if total <= g.memory_mib * 2**20 <= total * GPU_SLACK]
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "", name.lower())
+def _table_name(gpu: str | None) -> str | None:
+    """The GPU table's name for a GPU named in any spelling or alias, None when the table lacks it."""
+    if not gpu:
+        return None
+    from core.plan.gpus import find_gpu
+    from core.plan.models import PlanError
+
+    try:
+        return find_gpu(gpu).name
+    except PlanError:
+        return None
 
 
-def _model_in(text: str) -> tuple[str, int, str] | None:
+def _model_in(text: str) -> tuple[str, int, str, int] | None:
     """The longest slime model script named in the text: (name, vocab size, source), or None."""
     from core.model_scripts import load_model_scripts
 
@@ -164,14 +173,16 @@ def _model_in(text: str) -> tuple[str, int, str] | None:
     return _vocab_of(best) if best is not None else None
 
 
-def _vocab_of(script) -> tuple[str, int, str] | None:  # noqa: ANN001 - a ModelScript
+def _vocab_of(script) -> tuple[str, int, str, int] | None:  # noqa: ANN001 - a ModelScript
+    """(name, vocab size, source, --make-vocab-size-divisible-by) of a model script, None without a vocab."""
     raw = script.values.get("vocab-size")
     if raw is None or not str(raw).isdigit() or not 0 < int(raw) < 10**8:
         return None
-    return script.name, int(raw), script.source
+    div = str(script.values.get("make-vocab-size-divisible-by") or "128")
+    return script.name, int(raw), script.source, int(div) if div.isdigit() and 0 < int(div) < 10**5 else 128
 
 
-def _named_model(name: str | None) -> tuple[str, int, str] | None:
+def _named_model(name: str | None) -> tuple[str, int, str, int] | None:
     if not name:
         return None
     from core.model_scripts import match_model
@@ -248,18 +259,24 @@ def judge_oom(text: str, model: str | None = None, gpu: str | None = None) -> Oo
     if frame is not None and req is not None and req > 0:
         shape = _model_in(text) or _named_model(model)
         if shape is not None:
-            model_name, vocab, source = shape
+            from core.plan.shape import padded_vocab
+
+            model_name, vocab, source, divisible = shape
             tp_m = _TP.search(text)
             tp = int(tp_m.group(1)) if tp_m and 0 < int(tp_m.group(1)) <= 1024 else 1
-            per_token = 4 * vocab / tp
+            padded = padded_vocab(vocab, divisible, tp)
+            per_token = 4 * padded / tp
             tokens = int(req // per_token)
             if tokens >= 1:
                 chunk = max(256, 2 ** int(math.log2(max(1, GIB // per_token))))
                 cap = max(1024, (tokens // 2) // 1024 * 1024)
                 lines.append(
                     f"It failed in the log-prob path ({frame}): {gib(req)} is about {tokens:,} tokens of fp32 "
-                    f"logits for {model_name} (vocab {vocab:,} from {source}; TP {tp}"
-                    f"{' read from your paste' if tp_m and tp > 1 else ' assumed'}). --log-probs-chunk-size "
+                    f"logits for {model_name} (vocab {vocab:,} from {source}"
+                    + (f", padded to {padded:,} ({megatron_source('megatron/training/tokenizer/tokenizer.py', 110)})"
+                       if padded != vocab else "")
+                    + f"; TP {tp}{' read from your paste' if tp_m and tp > 1 else ' assumed'}, so "
+                    f"{padded // tp:,} logits a token on this GPU). --log-probs-chunk-size "
                     f"{chunk} computes log-probs {chunk} tokens at a time, about {gib(chunk * per_token)} of logits "
                     f"each ({slime_source('slime/backends/megatron_utils/loss.py', 548)}, "
                     f"{slime_source('slime/utils/arguments.py', 244)}); --max-tokens-per-gpu (for example {cap}, "
@@ -268,7 +285,8 @@ def judge_oom(text: str, model: str | None = None, gpu: str | None = None) -> Oo
                 tokens = None
     names = _gpu_for(total)
     if names:
-        gpu_name = next((x for x in names if gpu and _key(x) == _key(gpu)), names[0])
+        own = _table_name(gpu)
+        gpu_name = own if own in names else names[0]  # the profile's GPU when the capacity fits it
         gpu_from = "the capacity in your paste fits " + (
             f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0])
     else:

@@ -68,14 +68,14 @@ def test_the_log_prob_path_with_a_named_model_gives_tokens_of_logits_and_flags()
     assert reading.tokens == int(9.27 * GIB // (4 * 151936))  # 16,377
     text = oom_text(reading)
     assert "about 16,377 tokens of fp32 logits for qwen3-4B (vocab 151,936 from scripts/models/qwen3-4B.sh@624b824a; " \
-           "TP 1 assumed)" in text
+           "TP 1 assumed, so 151,936 logits a token on this GPU)" in text
     assert "--log-probs-chunk-size 1024" in text and "slime/backends/megatron_utils/loss.py:548@624b824a" in text
     assert "--max-tokens-per-gpu (for example 7168" in text
 
 
 def test_the_profiles_model_is_used_when_the_paste_names_none_and_tp_is_read():
     reading = judge_oom(LOGITS_FRAME + "--tensor-model-parallel-size 2\n" + CURRENT, model="Qwen3-4B")
-    assert reading is not None and reading.tokens == int(9.27 * GIB // (4 * 151936 / 2))
+    assert reading is not None and reading.tokens == int(9.27 * GIB // (4 * 152064 / 2))  # padded to 128 x TP
     assert "TP 2 read from your paste" in oom_text(reading)
     assert judge_oom(CURRENT, model="Qwen3-4B").tokens is None  # not in the log-prob path: no tokens
 
@@ -127,3 +127,21 @@ def test_a_gpu_full_of_pytorchs_own_tensors_points_at_the_tokens_per_micro_batch
                               "is reserved by PyTorch but unallocated."))
     assert "PyTorch's own tensors take 70.1 GiB (89% of the GPU)" in text
     assert "--max-tokens-per-gpu, slime/utils/arguments.py:758@624b824a" in text and "Fragmentation explains" not in text
+
+
+def test_the_thread_of_issue_1951_is_told_in_its_own_tokens():
+    """slime issue 1951 (tests/fixtures/plan_measurements.yaml, qwen3-4b-retool-h200-logits-oom): 58.15 GiB was
+    205,280 tokens x 76,032 x 4 bytes, Qwen3-4B's vocabulary padded to 152,064 and split over TP 2."""
+    paste = (LOGITS_FRAME + "--tensor-model-parallel-size 2 Qwen3-4B\ntorch.OutOfMemoryError: CUDA out of memory. Tried "
+             "to allocate 58.15 GiB. GPU 0 has a total capacity of 139.81 GiB of which 40.10 GiB is free.")
+    reading = judge_oom(paste)
+    assert reading is not None and abs(reading.tokens - 205_280) < 205_280 * 0.001
+    text = oom_text(reading)
+    assert "padded to 152,064 (megatron/training/tokenizer/tokenizer.py:110@1dcf0daf)" in text
+    assert "TP 2 read from your paste, so 76,032 logits a token on this GPU" in text and reading.gpu == "H200"
+
+
+def test_the_profiles_gpu_is_named_when_the_capacity_fits_it():
+    assert judge_oom(CURRENT, gpu="NVIDIA H800").gpu == "H800"
+    assert judge_oom(CURRENT, gpu="H200").gpu == "H100-80GB"  # the capacity says otherwise
+    assert judge_oom("CUDA out of memory. Tried to allocate 2.00 GiB", gpu="H200").gpu == "H200"
