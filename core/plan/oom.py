@@ -191,6 +191,13 @@ def _named_model(name: str | None) -> tuple[str, int, str, int] | None:
     return _vocab_of(found.scripts[0]) if found.status == "exact" else None
 
 
+def _padded_note(padded: int) -> str:
+    """How the vocabulary was padded: Megatron's `_vocab_size_with_padding` rounds it up to a multiple of the
+    script's divisor times TP."""
+    return (f", padded to {padded:,} by Megatron's _vocab_size_with_padding "
+            f"({megatron_source('megatron/training/tokenizer/tokenizer.py', 110)})")
+
+
 def _in_logits_path(text: str) -> str | None:
     """The innermost frame in slime's log-prob path (`path:line in function`), or None."""
     found = None
@@ -273,8 +280,7 @@ def judge_oom(text: str, model: str | None = None, gpu: str | None = None) -> Oo
                 lines.append(
                     f"It failed in the log-prob path ({frame}): {gib(req)} is about {tokens:,} tokens of fp32 "
                     f"logits for {model_name} (vocab {vocab:,} from {source}"
-                    + (f", padded to {padded:,} ({megatron_source('megatron/training/tokenizer/tokenizer.py', 110)})"
-                       if padded != vocab else "")
+                    + (_padded_note(padded) if padded != vocab else "")
                     + f"; TP {tp}{' read from your paste' if tp_m and tp > 1 else ' assumed'}, so "
                     f"{padded // tp:,} logits a token on this GPU). --log-probs-chunk-size "
                     f"{chunk} computes log-probs {chunk} tokens at a time, about {gib(chunk * per_token)} of logits "

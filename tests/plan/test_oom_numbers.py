@@ -137,7 +137,7 @@ def test_the_thread_of_issue_1951_is_told_in_its_own_tokens():
     reading = judge_oom(paste)
     assert reading is not None and abs(reading.tokens - 205_280) < 205_280 * 0.001
     text = oom_text(reading)
-    assert "padded to 152,064 (megatron/training/tokenizer/tokenizer.py:110@1dcf0daf)" in text
+    assert "padded to 152,064 by Megatron's _vocab_size_with_padding (megatron/training/tokenizer/tokenizer.py:110@1dcf0daf)" in text
     assert "TP 2 read from your paste, so 76,032 logits a token on this GPU" in text and reading.gpu == "H200"
 
 
