@@ -180,6 +180,13 @@ GRPO_GBS = "Global batch, 0 = one step per rollout (--global-batch-size)"
 DISAGGREGATED = "Disaggregated (separate actor and rollout GPUs)"
 
 
+def _finished(page) -> None:
+    """Wait until the app's script run is over (Streamlit shows its status widget while a run is going)."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_test_id("stStatusWidget")).to_be_hidden()
+
+
 def _draft_text(page) -> str:
     code = page.get_by_test_id("stCode").filter(has_text="#!/bin/bash").first
     return code.inner_text()
@@ -421,9 +428,11 @@ def test_an_accepted_conversion_command_shows_up_in_the_grpo_draft(browser, tmp_
         expect(page.get_by_role("heading", name="Model script and checkpoint")).to_be_visible()
         expect(page.get_by_role("button", name="Accept this command")).to_be_visible()
         hf = page.get_by_role("textbox", name="Hugging Face checkpoint folder (--hf-checkpoint)")
+        _finished(page)
         hf.fill("/models/qwen3-4b-hf")
         hf.press("Enter")
         expect(page.get_by_test_id("stCode").filter(has_text="/models/qwen3-4b-hf_torch_dist").first).to_be_visible()
+        _finished(page)  # a click while the page still runs races its widgets' state (seen on a loaded machine)
         page.get_by_role("button", name="Accept this command").click()
         expect(page.get_by_text("kept in What's done", exact=False).first).to_be_visible()
         nav.get_by_role("link", name="GRPO setup").click()
