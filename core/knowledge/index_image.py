@@ -115,16 +115,16 @@ def known_image_key(data_files: list[Path]) -> str | None:
         return known
     key = image_key(data_files)
     if key is not None and time.time_ns() - newest > KEY_SETTLE_S * 1e9:
-        _write_small(memo, key.encode("ascii"), "key-*")
+        _write_in_place(memo, key.encode("ascii"), "key-*")
     return key
 
 
-def _write_small(where: Path, data: bytes, family: str) -> None:
-    """Write a file of the image folder (a temporary file renamed into place) and prune its family (`_prune`);
-    a folder that cannot be written is left as it is."""
+def _write_in_place(where: Path, data: bytes, family: str, prefix: str = ".key-") -> None:
+    """Write a file of the image folder (a temporary file renamed into place, so a reader never sees half of
+    one) and prune its family (`_prune`); a folder that cannot be written is left as it is."""
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".key-", dir=where.parent)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, dir=where.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -266,22 +266,9 @@ def _prune(where: Path, family: str) -> None:
 
 
 def write_image(where: Path, image: bytes) -> None:
-    """Save the image (a temporary file renamed into place, so a reader never sees half of one) and remove the
-    images of older contents but the KEEP_OTHERS newest. A home that cannot be written only costs the next
-    start-up its speed."""
-    try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".index-", dir=where.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(image)
-            os.replace(tmp, where)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        _prune(where, "index-*.sqlite")
-    except OSError:
-        pass
+    """Save the image and remove the images of older contents but the KEEP_OTHERS newest. A home that cannot be
+    written only costs the next start-up its speed."""
+    _write_in_place(where, image, "index-*.sqlite", prefix=".index-")
 
 
 # The YAML tables a query reads (curated tables, symptom words, Chinese words): their data is kept in the image
