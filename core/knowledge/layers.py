@@ -28,6 +28,7 @@ from core.knowledge.errors import (
     _short,
     _template,
     _template_pieces,
+    checkout_reader,
     errors_in_source,
     load_error_index,
     source_files,
@@ -210,13 +211,13 @@ def log_lines_in_source(text: str, path: str, commit: str = SLIME_SHORT) -> list
 
 def build_log_index(root: Path, commit: str = SLIME_SHORT) -> ErrorIndex:
     """slime's log lines at a checkout (the same files as its error index)."""
-    root = Path(root)
-    files = source_files(root)
+    reader = checkout_reader(Path(root))
+    files = source_files(root, reader)
     entries: list[ErrorEntry] = []
     for path in files:
-        text = _read(path)
+        text = reader.read_text(path)
         if text is not None:
-            entries += log_lines_in_source(text, path.relative_to(root).as_posix(), commit)
+            entries += log_lines_in_source(text, reader.rel(path), commit)
     return ErrorIndex(commit=commit, files=len(files), entries=entries)
 
 

@@ -69,6 +69,21 @@ def test_committed_log_lines_are_what_the_tool_writes_at_the_pin():
     assert index_to_json(build_log_index(SLIME)) == LOG_LINES_PATH.read_bytes()
 
 
+def test_log_lines_of_a_checkout_reached_through_a_link_are_cited_as_under_the_checkout(tmp_path):
+    # CI's sources sit behind a link (/work/src -> /work/sources): the files are read where they are, the
+    # citations stay relative to the checkout the user named.
+    real = tmp_path / "real"
+    (real / "slime" / "utils").mkdir(parents=True)
+    (real / "train.py").write_text('print(f"Starting training {x}")\n')
+    (real / "slime" / "utils" / "log.py").write_text(
+        'import logging\nlogger = logging.getLogger(__name__)\nlogger.warning("Reward is empty for this group")\n')
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    through_link, direct = build_log_index(tmp_path / "link"), build_log_index(real)
+    assert [(e.path, e.line, e.template) for e in through_link.entries] == [
+        ("train.py", 1, "Starting training {x}"), ("slime/utils/log.py", 3, "Reward is empty for this group")]
+    assert index_to_json(through_link) == index_to_json(direct)
+
+
 def test_log_lines_say_whether_a_healthy_run_prints_them():
     source = ('import logging\nlogger = logging.getLogger(__name__)\n'
               'def run(args):\n'
