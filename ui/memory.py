@@ -45,6 +45,7 @@ class InputMemory:
         owner = f"_memory_owner_{prefix}"
         self._reload = st.session_state.get(owner) != profile.name  # first run, or another profile's values
         self._seeded: set[str] = set()
+        self._assigned: set[str] = set()  # keys this run put in the session state (the widget takes them from there)
         st.session_state[owner] = profile.name
 
     @property
@@ -64,15 +65,26 @@ class InputMemory:
             if name not in self.saved or (valid is not None and not valid(value)):
                 value = default
             st.session_state[key] = value
+            self._assigned.add(key)
         self._seeded.add(key)
         return key
 
     def widget(self, factory: Callable[..., Any], label: str, name: str, default: Any, *,
                valid: Callable[[Any], bool] | None = None, **kwargs: Any) -> Any:
         """Create a widget whose value is kept per profile; `options=`, `min_value=`, `max_value=` by keyword
-        (`valid` replaces the check of a saved value that those imply)."""
-        key = self.seed(name, default, valid or _validator(default, kwargs))
+        (`valid` replaces the check of a saved value that those imply).
+
+        On a run that did not just put the value in the session state, the widget is also given that value as
+        its default (`index=` or `value=`; with a key, Streamlit's widget identity does not depend on it). The
+        browser falls back to a widget's default when it has lost the widget's value, as it does when two runs
+        follow each other closely on a loaded machine; it then sends that default back as if the user had
+        chosen it. With the default equal to the value, nothing the page holds is replaced by a stale default.
+        """
+        check = valid or _validator(default, kwargs)
+        key = self.seed(name, default, check)
         self.labels[name] = label
+        if key not in self._assigned:
+            kwargs.update(_as_default(getattr(factory, "__name__", ""), st.session_state[key], kwargs, check))
         return factory(label, key=key, on_change=self._changed, args=(name,), **kwargs)
 
     @property
@@ -245,6 +257,21 @@ def _validator(default: Any, kwargs: dict[str, Any]) -> Callable[[Any], bool]:
         return high is None or value <= high
 
     return valid
+
+
+_INDEX_WIDGETS = frozenset({"selectbox", "radio"})  # the widgets whose default is an option's position
+_VALUE_WIDGETS = frozenset({"text_input", "text_area", "number_input", "checkbox", "toggle", "slider"})
+
+
+def _as_default(kind: str, value: Any, kwargs: dict[str, Any], valid: Callable[[Any], bool]) -> dict[str, Any]:
+    """The keyword that makes `value` the widget's default (`index=` or `value=`), or nothing when the widget
+    kind is not one of these or the value is not one it can take."""
+    if kind in _INDEX_WIDGETS:
+        options = list(kwargs.get("options", ()))
+        return {"index": options.index(value)} if value in options else {}
+    if kind in _VALUE_WIDGETS and valid(value):
+        return {"value": value}
+    return {}
 
 
 def _jsonable(value: Any) -> Any:

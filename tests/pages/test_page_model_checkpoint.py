@@ -146,3 +146,19 @@ def test_the_conversion_command_is_shown_one_argument_a_line_not_soft_wrapped(ap
     command = code[code.index("PYTHONPATH="):].rstrip().splitlines()
     assert all(line.endswith(" \\") for line in command[:-1]) and not command[-1].endswith("\\")
     assert command[1].lstrip().startswith(("python ", "torchrun ")) and all(len(line) < 100 for line in command)
+
+
+def test_a_rerun_gives_each_kept_widget_its_current_value_as_default(app_env, make_app):
+    # The browser falls back to a widget's default when it has lost the widget's value (two runs close together
+    # on a loaded machine) and sends it back as a choice: the default must be the value the page holds, or the
+    # matched script turns into "(choose)" as the user clicks Accept (seen in the browser test before).
+    saved(app_env)
+    at = make_app(PAGE).run()
+    select = at.selectbox(key="mc_script")
+    assert select.value == "qwen3-4B" and select.proto.set_value  # first run: the value comes from the state
+    at.text_input(key="mc_hf").set_value("/models/qwen3-4b-hf").run()
+    select, hf, nproc = at.selectbox(key="mc_script"), at.text_input(key="mc_hf"), at.number_input(key="mc_nproc")
+    assert not at.exception and select.value == "qwen3-4B"
+    assert select.options[select.proto.default] == "qwen3-4B"
+    assert hf.proto.default == "/models/qwen3-4b-hf" and nproc.proto.default == 1
+    assert any("/models/qwen3-4b-hf_torch_dist" in c.value for c in at.code)
